@@ -1,0 +1,145 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Storecast: live-commerce streaming backend.
+//
+// Layering (see docs/architecture.md):
+//   C system libraries  -> CZeroMQ, CFFmpeg, CPostgres (module maps and shims only)
+//   C wrappers           -> ZeroMQ, FFmpegCodecs, PostgresClient (each C handle has one owner)
+//   pure cores           -> RTMP, MediaFormats, FMP4, HLS, StorecastWire (no I/O, no C)
+//   service shells       -> Ingest, Transcoder, Packager, MetricsCollector, ControlPlane, StorecastRuntime
+//   executables          -> composition roots only
+
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Storecast",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "storecast", targets: ["storecast"]),
+        .executable(name: "storecast-ingest", targets: ["storecast-ingest"]),
+        .executable(name: "storecast-transcoder", targets: ["storecast-transcoder"]),
+        .executable(name: "storecast-packager", targets: ["storecast-packager"]),
+        .executable(name: "storecast-metrics", targets: ["storecast-metrics"]),
+        .executable(name: "storecast-api", targets: ["storecast-api"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+    ],
+    targets: [
+        // MARK: C system libraries
+        .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavcodec",
+            providers: [.apt(["libavcodec-dev", "libavutil-dev", "libswscale-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+
+        // MARK: C wrappers
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: swift6),
+        .target(name: "FFmpegCodecs", dependencies: ["CFFmpeg"], swiftSettings: swift6),
+        .target(name: "PostgresClient", dependencies: ["CPostgres"], swiftSettings: swift6),
+
+        // MARK: Pure cores
+        .target(name: "BinaryCoding", swiftSettings: swift6),
+        .target(name: "RTMP", dependencies: ["BinaryCoding"], swiftSettings: swift6),
+        .target(name: "MediaFormats", dependencies: ["BinaryCoding"], swiftSettings: swift6),
+        .target(name: "FMP4", dependencies: ["MediaFormats", "BinaryCoding"], swiftSettings: swift6),
+        .target(name: "HLS", swiftSettings: swift6),
+        .target(name: "StorecastWire", dependencies: ["MediaFormats", "BinaryCoding"], swiftSettings: swift6),
+
+        // MARK: Service shells
+        .target(
+            name: "StorecastRuntime",
+            dependencies: [
+                "ZeroMQ", "PostgresClient", "StorecastWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swift6),
+        .target(
+            name: "Ingest",
+            dependencies: [
+                "RTMP", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swift6),
+        .target(
+            name: "Transcoder",
+            dependencies: ["FFmpegCodecs", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ"],
+            swiftSettings: swift6),
+        .target(
+            name: "Packager",
+            dependencies: [
+                "FMP4", "HLS", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swift6),
+        .target(
+            name: "MetricsCollector",
+            dependencies: [
+                "StorecastWire", "StorecastRuntime", "ZeroMQ",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swift6),
+        .target(
+            name: "ControlPlane",
+            dependencies: [
+                "StorecastRuntime", "PostgresClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swift6),
+
+        // MARK: Executables (composition roots)
+        .executableTarget(
+            name: "storecast-ingest",
+            dependencies: ["Ingest", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swift6),
+        .executableTarget(
+            name: "storecast-transcoder",
+            dependencies: ["Transcoder", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swift6),
+        .executableTarget(
+            name: "storecast-packager",
+            dependencies: ["Packager", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swift6),
+        .executableTarget(
+            name: "storecast-metrics",
+            dependencies: ["MetricsCollector", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swift6),
+        .executableTarget(
+            name: "storecast-api",
+            dependencies: [
+                "ControlPlane", "StorecastRuntime", "PostgresClient", "ZeroMQ",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swift6),
+        .executableTarget(
+            name: "storecast",
+            dependencies: ["StorecastRuntime", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swift6),
+
+        // MARK: Tests
+        .testTarget(name: "RTMPTests", dependencies: ["RTMP"], swiftSettings: swift6),
+        .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats"], swiftSettings: swift6),
+        .testTarget(name: "FMP4Tests", dependencies: ["FMP4", "MediaFormats"], swiftSettings: swift6),
+        .testTarget(name: "HLSTests", dependencies: ["HLS"], swiftSettings: swift6),
+        .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "MediaFormats"], swiftSettings: swift6),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "MetricsCollector"],
+            swiftSettings: swift6),
+    ]
+)

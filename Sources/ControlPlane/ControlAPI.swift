@@ -1,0 +1,109 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PostgresClient
+import StorecastRuntime
+
+/// The operator's control API (JSON over HTTP): tenants and streams.
+public enum ControlAPI {
+    /// Largest request body accepted.
+    public static let maximumBodyBytes = 64 * 1024
+
+    struct CreateTenant: Decodable { var slug: String; var name: String?; var maxConcurrentStreams: Int? }
+    struct CreateStream: Decodable { var slug: String; var title: String? }
+    struct CreatedStreamResponse: Encodable {
+        var id: Int64; var tenant: String; var slug: String
+        /// Shown once.
+        var streamKey: String
+        var publishURL: String
+        var playbackURL: String
+    }
+
+    public static func router(catalog: StreamCatalog, adminToken: String?, rtmpBaseURL: String, playbackBaseURL: String) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/healthz") { _, _ in "ok" }
+        let v1 = router.group("v1")
+        v1.add(middleware: BearerTokenMiddleware(token: adminToken))
+        v1.get("streams") { request, _ -> Response in
+            let tenant = request.uri.queryParameters.get("tenant")
+            let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
+            return try json(["streams": streams])
+        }
+        v1.post("tenants") { request, context -> Response in
+            let body = try await decode(CreateTenant.self, request, context)
+            guard body.slug.range(of: "^[a-z0-9][a-z0-9-]{0,62}$", options: .regularExpression) != nil else {
+                throw APIError.badRequest("slug must be 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
+            }
+            let id = try await guarded { try await catalog.createTenant(slug: body.slug, name: body.name ?? body.slug, maxConcurrentStreams: body.maxConcurrentStreams ?? 10) }
+            return try json(["id": "\(id)", "slug": body.slug], status: .created)
+        }
+        v1.post("tenants/:tenant/streams") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant")
+            let body = try await decode(CreateStream.self, request, context)
+            guard body.slug.range(of: "^[a-z0-9][a-z0-9-]{0,62}$", options: .regularExpression) != nil else {
+                throw APIError.badRequest("slug must be 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
+            }
+            let created: CreatedStream
+            do {
+                created = try await catalog.createStream(tenantSlug: tenant, slug: body.slug, title: body.title ?? "")
+            } catch let error as PostgresError where error.code == .uniqueViolation {
+                throw APIError.conflict("tenant \(tenant) already has a stream \(body.slug)")
+            } catch let error as PostgresError where error.code == .queryFailed && error.sqlState == nil {
+                throw APIError.notFound(error.message)
+            } catch is PostgresError {
+                throw APIError.unavailable
+            }
+            return try json(CreatedStreamResponse(
+                id: created.streamID, tenant: tenant, slug: created.streamSlug, streamKey: created.streamKey,
+                publishURL: "\(rtmpBaseURL)/live/\(created.streamKey)", playbackURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/master.m3u8"),
+                status: .created)
+        }
+        return router
+    }
+
+    static func guarded<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let error as PostgresError where error.code == .connectionFailed {
+            throw APIError.unavailable
+        } catch let error as PostgresError {
+            throw APIError.badRequest(error.message)
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: BasicRequestContext) async throws -> T {
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: maximumBodyBytes) } catch {
+            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(maximumBodyBytes) bytes.")
+        }
+        do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch {
+            throw APIError.badRequest("The body is not the JSON this endpoint expects: \(error)")
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}
+
+/// Requires `Authorization: Bearer <token>` when the operator configured a token.
+struct BearerTokenMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let token: String?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if let token {
+            let presented = request.headers[.authorization] ?? ""
+            let expected = "Bearer \(token)"
+            // Constant-time compare.
+            let a = Array(presented.utf8), b = Array(expected.utf8)
+            var diff = a.count ^ b.count
+            for i in 0..<min(a.count, b.count) { diff |= Int(a[i] ^ b[i]) }
+            guard diff == 0 else { throw APIError.unauthorized }
+        }
+        return try await next(request, context)
+    }
+}

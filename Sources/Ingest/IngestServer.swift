@@ -1,0 +1,87 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import StorecastRuntime
+import Synchronization
+import ZeroMQ
+
+/// `storecast-ingest` as a service: the RTMP listener plus the dispatcher thread.
+public final class IngestServer: Service, Sendable {
+    public struct Configuration: Sendable {
+        public var rtmpHost: String
+        public var rtmpPort: Int
+        /// Where transcoder workers connect (ROUTER bind).
+        public var workEndpoint: String
+        /// Where workers push renditions (told to them with each lease).
+        public var packagerEndpoint: String
+        public var nodeID: String
+
+        public init(rtmpHost: String, rtmpPort: Int, workEndpoint: String, packagerEndpoint: String, nodeID: String) {
+            self.rtmpHost = rtmpHost
+            self.rtmpPort = rtmpPort
+            self.workEndpoint = workEndpoint
+            self.packagerEndpoint = packagerEndpoint
+            self.nodeID = nodeID
+        }
+    }
+
+    private let configuration: Configuration
+    private let catalog: StreamCatalog
+    private let context: ZMQContext
+    private let logger: Logger
+
+    public init(configuration: Configuration, catalog: StreamCatalog, context: ZMQContext, logger: Logger) {
+        self.configuration = configuration
+        self.catalog = catalog
+        self.context = context
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let (config, context, logger) = (configuration, self.context, self.logger)
+        let dispatcher = try ZMQActor<DispatchCommand>(name: "ingest-dispatch", tickInterval: .milliseconds(250), onError: { error in
+            logger.error("dispatcher error", metadata: ["error": "\(error)"])
+        }) {
+            try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagerEndpoint: config.packagerEndpoint, logger: logger)
+        }
+        defer { dispatcher.stop() }
+        let gate = PublishGate(catalog: catalog, dispatcher: dispatcher, nodeID: config.nodeID, logger: logger)
+        let connections = ConnectionSet()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                connections.insert(channel)
+                channel.closeFuture.whenComplete { _ in connections.remove(channel) }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(RTMPConnectionHandler(gate: gate, logger: logger))
+                }
+            }
+            .bind(host: config.rtmpHost, port: config.rtmpPort).get()
+        logger.info("RTMP ingest listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")", "work_endpoint": "\(config.workEndpoint)"])
+        await withGracefulShutdownHandler {
+            try? await server.closeFuture.get()
+        } onGracefulShutdown: {
+            logger.info("shutting down: closing the listener and publisher connections")
+            server.close(promise: nil)
+            connections.closeAll()
+        }
+        // Give the session rows a moment to be closed before the loop goes away.
+        try? await Task.sleep(for: .milliseconds(300))
+        try? await group.shutdownGracefully()
+    }
+}
+
+/// Open publisher connections, so shutdown can close them and end their sessions cleanly.
+final class ConnectionSet: Sendable {
+    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    func insert(_ channel: any Channel) { channels.withLock { $0[ObjectIdentifier(channel)] = channel } }
+    func remove(_ channel: any Channel) { _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) } }
+    func closeAll() {
+        for channel in channels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
+    }
+}

@@ -1,0 +1,167 @@
+import Logging
+import Metrics
+import NIOCore
+import RTMP
+import StorecastWire
+
+/// One publisher's TCP connection: handshake, chunk stream and command state machines from the
+/// pure RTMP module, driven here; this handler only moves bytes and carries out actions.
+final class RTMPConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private var handshake = HandshakeStateMachine()
+    private var handshakeDone = false
+    private var decoder = ChunkDecoder()
+    private var encoder = ChunkEncoder()
+    private var session = ServerSessionStateMachine()
+    private var assembler: StreamAssembler?
+    private var grant: PublishGrant?
+    private var lastAcknowledged: UInt64 = 0
+    private var describedSize: (Int, Int)?
+    private let gate: PublishGate
+    private var logger: Logger
+    private var remote = "unknown"
+
+    private let bytesIn = Counter(label: "storecast_ingest_bytes_total")
+    private let rejectedTags = Counter(label: "storecast_ingest_rejected_tags_total")
+    private let timestampCorrections = Counter(label: "storecast_ingest_timestamp_corrections_total")
+
+    init(gate: PublishGate, logger: Logger) {
+        self.gate = gate
+        self.logger = logger
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        remote = context.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+        logger[metadataKey: "remote"] = "\(remote)"
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+        bytesIn.increment(by: bytes.count)
+        do {
+            if !handshakeDone {
+                for action in try handshake.feed(bytes) {
+                    switch action {
+                    case .send(let out): write(context, out)
+                    case .complete(let leftover):
+                        handshakeDone = true
+                        decoder.feed(leftover)
+                    case .needMoreBytes: break
+                    }
+                }
+            } else {
+                decoder.feed(bytes)
+            }
+            while handshakeDone, let message = try decoder.nextMessage() {
+                perform(session.received(message), context: context)
+            }
+            if decoder.bytesReceived - lastAcknowledged >= UInt64(ServerSessionStateMachine.windowAcknowledgementSize) {
+                lastAcknowledged = decoder.bytesReceived
+                send(context, [.acknowledgement(UInt32(truncatingIfNeeded: decoder.bytesReceived))])
+            }
+            context.flush()
+        } catch {
+            logger.warning("closing RTMP connection: malformed input", metadata: ["error": "\(error)"])
+            context.close(promise: nil)
+        }
+    }
+
+    private func perform(_ actions: [ServerSessionStateMachine.Action], context: ChannelHandlerContext) {
+        for action in actions {
+            switch action {
+            case .send(let messages):
+                send(context, messages)
+            case .authorize(let request):
+                authorize(request, context: context)
+            case .media(let message):
+                media(message)
+            case .metadata:
+                break
+            case .unpublished:
+                endPublish(reason: "unpublished")
+            case .close(let reason, let messages):
+                send(context, messages)
+                logger.info("closing RTMP connection", metadata: ["reason": "\(reason)"])
+                context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).whenComplete { _ in
+                    context.close(promise: nil)
+                }
+            }
+        }
+    }
+
+    private func authorize(_ request: PublishRequest, context: ChannelHandlerContext) {
+        let gate = self.gate
+        let remote = self.remote
+        let future = context.eventLoop.makeFutureWithTask { await gate.authorize(request, remote: remote) }
+        future.assumeIsolated().whenSuccess { result in
+            switch result {
+            case .success(let grant):
+                self.grant = grant
+                self.assembler = StreamAssembler(identity: .init(streamID: grant.streamID, sessionID: grant.sessionID, tenant: grant.tenant, streamName: grant.streamName))
+                self.logger[metadataKey: "stream"] = "\(grant.streamName)"
+                self.perform(self.session.publishAuthorized(), context: context)
+            case .failure(let rejection):
+                self.perform(self.session.publishRejected(rejection), context: context)
+            }
+            context.flush()
+        }
+    }
+
+    private func media(_ message: RTMPMessage) {
+        guard var assembler, let grant else { return }
+        for event in assembler.received(message) {
+            switch event {
+            case .message(let wire):
+                gate.forward(wire, streamID: grant.streamID)
+                if case .streamAnnounce(let a) = wire, let v = a.tracks.first(where: { $0.kind == .video }), describedSize.map({ $0 != (Int(v.width), Int(v.height)) }) ?? true {
+                    describedSize = (Int(v.width), Int(v.height))
+                    gate.describe(grant, width: Int(v.width), height: Int(v.height), video: v.codec, audio: a.tracks.first { $0.kind == .audio }?.codec)
+                }
+            case .rejectedTag(let reason):
+                rejectedTags.increment()
+                logger.debug("media tag rejected", metadata: ["reason": "\(reason)"])
+            case .timestampCorrected:
+                timestampCorrections.increment()
+            }
+        }
+        self.assembler = assembler
+    }
+
+    private func endPublish(reason: String) {
+        guard let grant else { return }
+        self.grant = nil
+        self.assembler = nil
+        gate.ended(grant, reason: reason)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        perform(session.connectionClosed(), context: context)
+        endPublish(reason: "disconnected")
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        logger.info("RTMP connection error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    private func send(_ context: ChannelHandlerContext, _ messages: [RTMPMessage]) {
+        for message in messages {
+            write(context, encoder.encode(message))
+            if message.type == .setChunkSize, message.payload.count == 4 {
+                let size = Int(message.payload[0]) << 24 | Int(message.payload[1]) << 16 | Int(message.payload[2]) << 8 | Int(message.payload[3])
+                encoder.setChunkSize(size)
+            }
+        }
+    }
+
+    private func write(_ context: ChannelHandlerContext, _ bytes: [UInt8]) {
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        context.write(wrapOutboundOut(buffer), promise: nil)
+    }
+}

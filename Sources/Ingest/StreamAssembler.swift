@@ -1,0 +1,116 @@
+import MediaFormats
+import RTMP
+import StorecastWire
+
+/// Turns one publisher's RTMP audio/video messages into wire messages: track configurations
+/// from the sequence headers, then access units on the normalised timeline. Pure.
+public struct StreamAssembler: Sendable {
+    public static let videoTrack: UInt8 = 1
+    public static let audioTrack: UInt8 = 2
+
+    public struct Identity: Sendable, Equatable {
+        public var streamID: Int64
+        public var sessionID: Int64
+        public var tenant: String
+        public var streamName: String
+        public init(streamID: Int64, sessionID: Int64, tenant: String, streamName: String) {
+            self.streamID = streamID
+            self.sessionID = sessionID
+            self.tenant = tenant
+            self.streamName = streamName
+        }
+    }
+
+    public enum Event: Sendable, Equatable {
+        case message(WireMessage)
+        /// A tag that could not be used (unsupported codec, corrupt header): log and count it.
+        case rejectedTag(String)
+        case timestampCorrected(TimestampNormalizer.Correction)
+    }
+
+    public let identity: Identity
+    private var video: TrackConfig?
+    private var audio: TrackConfig?
+    private var announced: [TrackConfig]?
+    private var timestamps = TimestampNormalizer()
+    private var sequence: UInt64 = 0
+
+    public init(identity: Identity) {
+        self.identity = identity
+    }
+
+    public var videoSize: (width: Int, height: Int)? {
+        video.map { (Int($0.width), Int($0.height)) }
+    }
+
+    public mutating func received(_ message: RTMPMessage) -> [Event] {
+        switch message.type {
+        case .video: return video(message)
+        case .audio: return audio(message)
+        default: return []
+        }
+    }
+
+    private mutating func video(_ message: RTMPMessage) -> [Event] {
+        let event: FLVMediaEvent?
+        do { event = try FLVTag.parseVideo(message.payload) } catch { return [.rejectedTag("\(error)")] }
+        switch event {
+        case .videoConfiguration(_, let record):
+            do {
+                let avcC = try AVCDecoderConfigurationRecord(parsing: record)
+                let sps = try avcC.parsedSPS()
+                video = TrackConfig(trackID: Self.videoTrack, kind: .video, codec: "h264", name: "source", timescale: 1000,
+                                    width: UInt16(sps.width), height: UInt16(sps.height), config: record)
+                return []
+            } catch {
+                return [.rejectedTag("AVC sequence header: \(error)")]
+            }
+        case .videoFrame(_, let keyframe, let cts, let data):
+            guard video != nil else { return [.rejectedTag("video frame before its sequence header")] }
+            return unit(track: Self.videoTrack, timestamp: message.timestamp, keyframe: keyframe, cts: cts, data: data)
+        default:
+            return []
+        }
+    }
+
+    private mutating func audio(_ message: RTMPMessage) -> [Event] {
+        let event: FLVMediaEvent
+        do { event = try FLVTag.parseAudio(message.payload) } catch { return [.rejectedTag("\(error)")] }
+        switch event {
+        case .audioConfiguration(_, let config):
+            do {
+                let asc = try AudioSpecificConfig(parsing: config)
+                audio = TrackConfig(trackID: Self.audioTrack, kind: .audio, codec: "aac", name: "audio", timescale: 1000,
+                                    sampleRate: UInt32(asc.sampleRate), channels: UInt8(clamping: asc.channels), config: config)
+                return []
+            } catch {
+                return [.rejectedTag("AAC sequence header: \(error)")]
+            }
+        case .audioFrame(_, let data):
+            guard audio != nil else { return [.rejectedTag("audio frame before its sequence header")] }
+            return unit(track: Self.audioTrack, timestamp: message.timestamp, keyframe: true, cts: 0, data: data)
+        default:
+            return []
+        }
+    }
+
+    private mutating func unit(track: UInt8, timestamp: UInt32, keyframe: Bool, cts: Int32, data: [UInt8]) -> [Event] {
+        var events: [Event] = []
+        let tracks = [video, audio].compactMap { $0 }
+        if announced != tracks {
+            // First frame, or a new sequence header (resolution change): re-announce. Consumers
+            // apply a new configuration at the next keyframe.
+            announced = tracks
+            events.append(.message(.streamAnnounce(StreamAnnounce(
+                streamID: identity.streamID, sessionID: identity.sessionID, tenant: identity.tenant,
+                streamName: identity.streamName, discontinuity: false, tracks: tracks))))
+        }
+        let (dts, correction) = timestamps.normalize(timestamp, track: track)
+        if correction != .none { events.append(.timestampCorrected(correction)) }
+        sequence += 1
+        events.append(.message(.accessUnit(AccessUnit(
+            streamID: identity.streamID, trackID: track, flags: keyframe ? AccessUnit.keyframeFlag : 0,
+            sequence: sequence, dts: dts, compositionOffset: cts, data: data))))
+        return events
+    }
+}

@@ -1,0 +1,148 @@
+import Logging
+import Metrics
+import StorecastWire
+import ZeroMQ
+
+/// What ingest's connection handlers hand to the dispatcher thread.
+public enum DispatchCommand: Sendable {
+    case media(streamID: Int64, WireMessage)
+    case ended(streamID: Int64, reason: String)
+}
+
+/// The ZeroMQ side of ingest, on its own thread: a bound ROUTER that transcoder workers connect
+/// their DEALERs to. Workers send READY and heartbeats; the dispatcher leases each live stream to
+/// the least-loaded worker, sends it the GOP snapshot and then every unit in order, and moves
+/// the stream to another worker when its worker goes silent.
+final class WorkDispatcher: ZMQActorBody {
+    typealias Command = DispatchCommand
+
+    private struct Stream {
+        var cache = GOPCache()
+        var worker: String?
+    }
+
+    private let router: ZMQSocket
+    private let nodeID: String
+    private let packagerEndpoint: String
+    private let logger: Logger
+    private let clock = ContinuousClock()
+    private var registry = WorkerRegistry()
+    private var streams: [Int64: Stream] = [:]
+
+    private let unitsForwarded = Counter(label: "storecast_ingest_units_forwarded_total")
+    private let unitsUnassigned = Counter(label: "storecast_ingest_units_without_worker_total")
+    private let reassignments = Counter(label: "storecast_ingest_stream_reassignments_total")
+    private let workersGauge = Gauge(label: "storecast_ingest_workers")
+
+    var readableSockets: [ZMQSocket] { [router] }
+
+    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagerEndpoint: String, logger: Logger) throws {
+        router = try ZMQSocket(context: context, type: .router)
+        try router.setRouterMandatory(true)
+        try router.setSendHighWaterMark(20_000)
+        try router.bind(bindEndpoint)
+        self.nodeID = nodeID
+        self.packagerEndpoint = packagerEndpoint
+        self.logger = logger
+    }
+
+    func handle(_ command: DispatchCommand) throws {
+        switch command {
+        case .media(let id, let message):
+            var stream = streams[id] ?? Stream()
+            stream.cache.record(message)
+            streams[id] = stream
+            if let worker = stream.worker {
+                if send(message, to: worker) { unitsForwarded.increment() }
+            } else {
+                unitsUnassigned.increment()
+                assign(id)
+            }
+        case .ended(let id, let reason):
+            guard let stream = streams.removeValue(forKey: id) else { return }
+            if let worker = stream.worker {
+                _ = send(.streamEnd(StreamEnd(streamID: id, reason: reason)), to: worker)
+                registry.unassign(id)
+            }
+        }
+    }
+
+    func socketReadable(_ socket: ZMQSocket) throws {
+        guard let frames = try socket.receive(dontWait: true) else { return }
+        guard frames.count == 2 else { return }
+        let identity = String(decoding: frames[0], as: UTF8.self)
+        let message: WireMessage
+        do { message = try WireCodec.decode(frames[1]) } catch {
+            logger.warning("undecodable message from worker", metadata: ["worker": "\(identity)", "error": "\(error)"])
+            return
+        }
+        switch message {
+        case .workerReady(let status), .workerHeartbeat(let status):
+            guard status.workerID == identity else { return }
+            let isNew = registry.heard(from: status, at: clock.now)
+            if isNew {
+                logger.info("transcoder worker joined", metadata: ["worker": "\(identity)", "capacity": "\(status.capacity)"])
+                workersGauge.record(registry.workers.count)
+            }
+            // A worker that restarted under the same id lost its streams: lease them again.
+            let running = Set(status.streams)
+            for (id, stream) in streams where stream.worker == identity && !running.contains(id) && isReady(message) {
+                lease(id, to: identity)
+            }
+            for (id, stream) in streams where stream.worker == nil {
+                _ = stream
+                assign(id)
+            }
+        default:
+            break
+        }
+    }
+
+    private func isReady(_ message: WireMessage) -> Bool {
+        if case .workerReady = message { return true }
+        return false
+    }
+
+    func tick(now: ContinuousClock.Instant) throws {
+        for (worker, orphaned) in registry.expire(now: now) {
+            logger.warning("transcoder worker missed \(WorkerRegistry.livenessBeats) heartbeats; moving its streams", metadata: ["worker": "\(worker)", "streams": "\(orphaned.sorted())"])
+            workersGauge.record(registry.workers.count)
+            for id in orphaned {
+                streams[id]?.worker = nil
+                reassignments.increment()
+                assign(id)
+            }
+        }
+        let beat = WireMessage.workerHeartbeat(WorkerStatus(workerID: nodeID, capacity: 0, streams: Array(streams.keys)))
+        for worker in registry.workers.keys { _ = send(beat, to: worker) }
+    }
+
+    private func assign(_ id: Int64) {
+        guard streams[id]?.worker == nil, let worker = registry.leastLoaded() else { return }
+        lease(id, to: worker)
+    }
+
+    private func lease(_ id: Int64, to worker: String) {
+        guard let stream = streams[id] else { return }
+        registry.unassign(id)
+        registry.assign(id, to: worker)
+        streams[id]?.worker = worker
+        logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "snapshot_units": "\(stream.cache.units.count)"])
+        guard send(.assign(Assignment(streamID: id, packagerEndpoint: packagerEndpoint)), to: worker) else { return }
+        for message in stream.cache.snapshot { _ = send(message, to: worker) }
+    }
+
+    /// Sends to one worker; on an unroutable or full peer the worker is dropped and its streams
+    /// are moved on the next tick.
+    private func send(_ message: WireMessage, to worker: String) -> Bool {
+        do {
+            if try router.send([Array(worker.utf8), WireCodec.encode(message)], dontWait: true) { return true }
+            logger.warning("transcoder worker is not keeping up; dropping it", metadata: ["worker": "\(worker)"])
+        } catch {
+            logger.warning("transcoder worker unreachable", metadata: ["worker": "\(worker)", "error": "\(error)"])
+        }
+        for id in registry.remove(worker) { streams[id]?.worker = nil }
+        workersGauge.record(registry.workers.count)
+        return false
+    }
+}

@@ -1,0 +1,127 @@
+import Logging
+import Metrics
+import StorecastWire
+import ZeroMQ
+
+/// The packager's ZeroMQ thread: a bound PULL that transcoders push renditions to. Segments
+/// each rendition and publishes finished segments into the ``PackageStore``.
+final class PackagingPipeline: ZMQActorBody {
+    typealias Command = Never
+
+    private struct Stream {
+        var key: String
+        var segmenters: [UInt8: RenditionSegmenter]
+        var names: [UInt8: String]
+    }
+
+    private let pull: ZMQSocket
+    private let store: PackageStore
+    private let targetDuration: Double
+    private let windowSegments: Int
+    private let logger: Logger
+    private var streams: [Int64: Stream] = [:]
+    private let segmentsCounter = Counter(label: "storecast_packager_segments_total")
+    private let unitsCounter = Counter(label: "storecast_packager_units_total")
+
+    var readableSockets: [ZMQSocket] { [pull] }
+
+    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, windowSegments: Int, logger: Logger) throws {
+        pull = try ZMQSocket(context: context, type: .pull)
+        try pull.setReceiveHighWaterMark(50_000)
+        try pull.bind(bindEndpoint)
+        self.store = store
+        self.targetDuration = targetDuration
+        self.windowSegments = windowSegments
+        self.logger = logger
+    }
+
+    func handle(_ command: Never) throws {}
+    func tick(now: ContinuousClock.Instant) throws {}
+
+    func socketReadable(_ socket: ZMQSocket) throws {
+        guard let frames = try socket.receive(dontWait: true), let body = frames.last else { return }
+        let message: WireMessage
+        do { message = try WireCodec.decode(body) } catch {
+            logger.warning("undecodable rendition message", metadata: ["error": "\(error)"])
+            return
+        }
+        switch message {
+        case .streamAnnounce(let a): announce(a)
+        case .accessUnit(let u): unit(u)
+        case .streamEnd(let e): end(e)
+        default: break
+        }
+    }
+
+    private func announce(_ a: StreamAnnounce) {
+        let key = PackageStore.key(tenant: a.tenant, stream: a.streamName)
+        var stream = streams[a.streamID] ?? Stream(key: key, segmenters: [:], names: [:])
+        var fresh: [String: RenditionPackage] = [:]
+        for track in a.tracks {
+            if let existing = stream.segmenters[track.trackID], existing.track == track { continue }
+            do {
+                fresh[track.name] = try RenditionPackage(track: track)
+            } catch {
+                logger.error("cannot package rendition", metadata: ["stream": "\(key)", "rendition": "\(track.name)", "error": "\(error)"])
+                continue
+            }
+            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, firstSequence: nextSequence(key, track.name))
+            if stream.segmenters[track.trackID] != nil || a.discontinuity { segmenter.markDiscontinuity() }
+            stream.segmenters[track.trackID] = segmenter
+            stream.names[track.trackID] = track.name
+        }
+        streams[a.streamID] = stream
+        store.update(key) { package in
+            var p = package ?? StreamPackage(streamID: a.streamID, tenant: a.tenant, name: a.streamName, renditions: [:])
+            p.ended = false
+            for (name, var rendition) in fresh {
+                if let old = p.renditions[name] {
+                    rendition.segments = old.segments
+                    rendition.discontinuitySequence = old.discontinuitySequence
+                }
+                p.renditions[name] = rendition
+            }
+            package = p
+        }
+        logger.info("packaging stream", metadata: ["stream": "\(key)", "renditions": "\(a.tracks.map(\.name))"])
+    }
+
+    private func nextSequence(_ key: String, _ rendition: String) -> Int {
+        (store.package(key)?.renditions[rendition]?.segments.last?.sequence ?? -1) + 1
+    }
+
+    private func unit(_ u: AccessUnit) {
+        guard var stream = streams[u.streamID], var segmenter = stream.segmenters[u.trackID], let name = stream.names[u.trackID] else { return }
+        unitsCounter.increment()
+        let segment = segmenter.append(u)
+        stream.segmenters[u.trackID] = segmenter
+        streams[u.streamID] = stream
+        if let segment { publish(segment, rendition: name, key: stream.key) }
+    }
+
+    private func end(_ e: StreamEnd) {
+        guard var stream = streams.removeValue(forKey: e.streamID) else { return }
+        for (id, var segmenter) in stream.segmenters {
+            if let segment = segmenter.finish(), let name = stream.names[id] { publish(segment, rendition: name, key: stream.key) }
+            stream.segmenters[id] = segmenter
+        }
+        store.update(stream.key) { package in
+            package?.ended = true
+            for name in package?.renditions.keys.map({ $0 }) ?? [] { package?.renditions[name]?.ended = true }
+        }
+        logger.info("stream ended", metadata: ["stream": "\(stream.key)", "reason": "\(e.reason)"])
+    }
+
+    private func publish(_ segment: PackagedSegment, rendition: String, key: String) {
+        segmentsCounter.increment()
+        let window = windowSegments
+        store.update(key) { package in
+            guard var r = package?.renditions[rendition] else { return }
+            r.segments.append(segment)
+            while r.segments.count > window {
+                if r.segments.removeFirst().discontinuity { r.discontinuitySequence += 1 }
+            }
+            package?.renditions[rendition] = r
+        }
+    }
+}

@@ -1,0 +1,89 @@
+private import CPostgres
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Owns one libpq `PGconn`. Every call blocks on the network: use it from a
+/// ``PostgresExecutor`` thread, never from Swift's cooperative pool.
+public final class PostgresConnection {
+    private let handle: OpaquePointer
+    public let conninfo: String
+
+    public init(conninfo: String) throws {
+        self.conninfo = conninfo
+        guard let conn = PQconnectdb(conninfo) else {
+            throw PostgresError(code: .connectionFailed, message: "out of memory", sqlState: nil, query: nil)
+        }
+        guard PQstatus(conn) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(conn)).trimmingTrailingNewlines
+            PQfinish(conn)
+            throw PostgresError(code: .connectionFailed, message: message, sqlState: nil, query: nil)
+        }
+        handle = conn
+        _ = try? execute("SET application_name = 'storecast'")
+    }
+
+    deinit { PQfinish(handle) }
+
+    public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// Re-establishes a broken connection (PQreset).
+    public func reset() { PQreset(handle) }
+
+    /// Runs one statement with text parameters `$1…$n` (nil is SQL NULL).
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [String?] = []) throws -> PostgresRows {
+        let result: OpaquePointer? = Self.withCStrings(parameters) { pointers in
+            PQexecParams(handle, sql, Int32(parameters.count), nil, pointers, nil, nil, 0)
+        }
+        guard let result else {
+            throw PostgresError(code: .queryFailed, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines, sqlState: nil, query: sql)
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw PostgresError(code: state == "23505" ? .uniqueViolation : .queryFailed, message: message, sqlState: state, query: sql)
+        }
+        let columnCount = Int(PQnfields(result))
+        let rowCount = Int(PQntuples(result))
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
+        var rows: [[String?]] = []
+        rows.reserveCapacity(rowCount)
+        for r in 0..<rowCount {
+            rows.append((0..<columnCount).map { c in
+                PQgetisnull(result, Int32(r), Int32(c)) == 1 ? nil : String(cString: PQgetvalue(result, Int32(r), Int32(c)))
+            })
+        }
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return PostgresRows(columns: columns, rows: rows, affected: affected)
+    }
+
+    /// Runs a script of several statements without parameters (migrations).
+    public func executeScript(_ sql: String) throws {
+        guard let result = PQexec(handle, sql) else {
+            throw PostgresError(code: .queryFailed, message: String(cString: PQerrorMessage(handle)), sqlState: nil, query: nil)
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw PostgresError(code: .queryFailed, message: String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines, sqlState: state, query: nil)
+        }
+    }
+
+    private static func withCStrings<R>(_ values: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        var storage: [UnsafeMutablePointer<CChar>?] = values.map { $0.map { strdup($0) } ?? nil }
+        defer { storage.forEach { free($0) } }
+        return body(storage.map { $0.map { UnsafePointer($0) } })
+    }
+}
+
+extension String {
+    var trimmingTrailingNewlines: String {
+        var s = self
+        while s.last == "\n" || s.last == " " { s.removeLast() }
+        return s
+    }
+}

@@ -1,0 +1,159 @@
+/// Reassembles RTMP messages from the chunk stream (RTMP specification 1.0, section 5.3).
+///
+/// Pure and incremental: feed any split of the bytes, then pull messages. Set Chunk Size and
+/// Abort are protocol control for this layer, so they are applied here and also handed up.
+public struct ChunkDecoder: Sendable {
+    /// Largest message accepted; media frames above this are refused (a 4K keyframe is ~1 MiB).
+    public static let maximumMessageSize = 16 * 1024 * 1024
+    /// Largest chunk size a peer may set (the spec allows up to 2^31-1; nobody needs more).
+    public static let maximumChunkSize: UInt32 = 16 * 1024 * 1024
+    /// Most concurrently open chunk streams per connection.
+    public static let maximumChunkStreams = 64
+
+    private struct StreamState: Sendable {
+        var timestamp: UInt32 = 0
+        var delta: UInt32 = 0
+        var length: Int = 0
+        var typeID: UInt8 = 0
+        var messageStreamID: UInt32 = 0
+        var extended = false
+        var payload: [UInt8] = []
+        var inProgress = false
+    }
+
+    public private(set) var chunkSize: Int = 128
+    private var states: [UInt32: StreamState] = [:]
+    private var buffer: [UInt8] = []
+    private var index = 0
+    /// Total bytes fed so far (for Acknowledgement).
+    public private(set) var bytesReceived: UInt64 = 0
+
+    public init() {}
+
+    public mutating func feed<C: Collection<UInt8>>(_ bytes: C) {
+        if index > 65536, index > buffer.count / 2 {
+            buffer.removeFirst(index)
+            index = 0
+        }
+        buffer.append(contentsOf: bytes)
+        bytesReceived += UInt64(bytes.count)
+    }
+
+    /// Bytes buffered but not yet consumed.
+    public var bufferedByteCount: Int { buffer.count - index }
+
+    /// The next complete message, or nil when more bytes are needed.
+    public mutating func nextMessage() throws -> RTMPMessage? {
+        while true {
+            guard let (message, consumed) = try parseChunk(at: index) else { return nil }
+            index = consumed
+            if let message {
+                if message.typeID == RTMPMessageType.setChunkSize.rawValue, message.payload.count >= 4 {
+                    let size = (UInt32(message.payload[0]) << 24 | UInt32(message.payload[1]) << 16 | UInt32(message.payload[2]) << 8 | UInt32(message.payload[3])) & 0x7FFF_FFFF
+                    guard size >= 1, size <= Self.maximumChunkSize else {
+                        throw ChunkDecoderError(reason: .invalidChunkSize(size))
+                    }
+                    chunkSize = Int(size)
+                } else if message.typeID == RTMPMessageType.abort.rawValue, message.payload.count >= 4 {
+                    let csid = UInt32(message.payload[0]) << 24 | UInt32(message.payload[1]) << 16 | UInt32(message.payload[2]) << 8 | UInt32(message.payload[3])
+                    states[csid]?.payload = []
+                    states[csid]?.inProgress = false
+                }
+                return message
+            }
+        }
+    }
+
+    /// Parses one chunk starting at `start`. Returns nil if incomplete; otherwise the message it
+    /// completed (if any) and the new read index.
+    private mutating func parseChunk(at start: Int) throws -> (RTMPMessage?, Int)? {
+        var p = start
+        let end = buffer.count
+        guard p < end else { return nil }
+        let first = buffer[p]; p += 1
+        let fmt = first >> 6
+        var csid = UInt32(first & 0x3F)
+        if csid == 0 {
+            guard p + 1 <= end else { return nil }
+            csid = 64 + UInt32(buffer[p]); p += 1
+        } else if csid == 1 {
+            guard p + 2 <= end else { return nil }
+            csid = 64 + UInt32(buffer[p]) + UInt32(buffer[p + 1]) * 256; p += 2
+        }
+        let headerSize = [11, 7, 3, 0][Int(fmt)]
+        guard p + headerSize <= end else { return nil }
+
+        var state: StreamState
+        if let existing = states[csid] {
+            state = existing
+        } else {
+            guard fmt == 0 else { throw ChunkDecoderError(reason: .missingPreviousHeader(chunkStreamID: csid)) }
+            guard states.count < Self.maximumChunkStreams else { throw ChunkDecoderError(reason: .tooManyChunkStreams) }
+            state = StreamState()
+        }
+
+        var timestampField: UInt32 = 0
+        if fmt <= 2 {
+            timestampField = u24(p)
+        }
+        if fmt <= 1 {
+            state.length = Int(u24(p + 3))
+            state.typeID = buffer[p + 6]
+        }
+        if fmt == 0 {
+            state.messageStreamID = UInt32(buffer[p + 7]) | UInt32(buffer[p + 8]) << 8 | UInt32(buffer[p + 9]) << 16 | UInt32(buffer[p + 10]) << 24
+        }
+        p += headerSize
+
+        if fmt <= 2 {
+            state.extended = timestampField == 0xFF_FFFF
+        }
+        if state.extended {
+            // Type 3 chunks repeat the extended timestamp when the stream's last type 0-2 header
+            // carried one (spec 5.3.1.3; ffmpeg and librtmp both send it).
+            guard p + 4 <= end else { return nil }
+            let ext = UInt32(buffer[p]) << 24 | UInt32(buffer[p + 1]) << 16 | UInt32(buffer[p + 2]) << 8 | UInt32(buffer[p + 3])
+            p += 4
+            if fmt <= 2 { timestampField = ext }
+        }
+
+        let startsMessage = !state.inProgress
+        switch fmt {
+        case 0:
+            state.timestamp = timestampField
+            state.delta = 0
+        case 1, 2:
+            state.delta = timestampField
+            if startsMessage { state.timestamp &+= timestampField }
+        default:
+            if startsMessage { state.timestamp &+= state.delta }
+        }
+
+        guard state.length <= Self.maximumMessageSize else {
+            throw ChunkDecoderError(reason: .messageTooLarge(state.length))
+        }
+        if startsMessage {
+            state.payload = []
+            state.payload.reserveCapacity(state.length)
+        }
+        let want = min(chunkSize, state.length - state.payload.count)
+        guard p + want <= end else { return nil }
+        state.payload.append(contentsOf: buffer[p..<p + want])
+        p += want
+
+        if state.payload.count >= state.length {
+            let message = RTMPMessage(chunkStreamID: csid, timestamp: state.timestamp, typeID: state.typeID, messageStreamID: state.messageStreamID, payload: state.payload)
+            state.payload = []
+            state.inProgress = false
+            states[csid] = state
+            return (message, p)
+        }
+        state.inProgress = true
+        states[csid] = state
+        return (nil, p)
+    }
+
+    private func u24(_ p: Int) -> UInt32 {
+        UInt32(buffer[p]) << 16 | UInt32(buffer[p + 1]) << 8 | UInt32(buffer[p + 2])
+    }
+}

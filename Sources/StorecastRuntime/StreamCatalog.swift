@@ -1,0 +1,123 @@
+import Foundation
+import PostgresClient
+
+/// A stream as ingest needs it when a publisher presents a key.
+public struct StreamRecord: Sendable, Equatable {
+    public var streamID: Int64
+    public var tenantID: Int64
+    public var tenantSlug: String
+    public var streamSlug: String
+    public var maxConcurrentStreams: Int
+    public var liveStreamsOfTenant: Int
+}
+
+public struct CreatedStream: Sendable, Equatable {
+    public var streamID: Int64
+    public var tenantSlug: String
+    public var streamSlug: String
+    /// Shown once; only its hash is stored.
+    public var streamKey: String
+}
+
+/// Stream metadata in PostgreSQL: tenants, streams, sessions. All queries run on the
+/// ``PostgresExecutor`` thread.
+public struct StreamCatalog: Sendable {
+    public let database: PostgresExecutor
+
+    public init(database: PostgresExecutor) {
+        self.database = database
+    }
+
+    public func createTenant(slug: String, name: String, maxConcurrentStreams: Int = 10) async throws -> Int64 {
+        let rows = try await database.execute(
+            "INSERT INTO tenants (slug, name, max_concurrent_streams) VALUES ($1, $2, $3) ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name RETURNING id",
+            [slug, name, String(maxConcurrentStreams)])
+        return rows.int(0, "id") ?? 0
+    }
+
+    /// Creates a stream with a fresh key. Throws if the tenant does not exist.
+    public func createStream(tenantSlug: String, slug: String, title: String = "", key: String = StreamKey.generate()) async throws -> CreatedStream {
+        let rows = try await database.execute(
+            """
+            INSERT INTO streams (tenant_id, slug, title, stream_key_hash, key_prefix)
+            SELECT id, $2, $3, $4, $5 FROM tenants WHERE slug = $1
+            RETURNING id
+            """, [tenantSlug, slug, title, StreamKey.hash(key), StreamKey.prefix(key)])
+        guard let id = rows.int(0, "id") else {
+            throw PostgresError(code: .queryFailed, message: "tenant '\(tenantSlug)' does not exist; create it first with `storecast tenant create \(tenantSlug)`", sqlState: nil, query: nil)
+        }
+        return CreatedStream(streamID: id, tenantSlug: tenantSlug, streamSlug: slug, streamKey: key)
+    }
+
+    /// Finds the stream a key belongs to, with its tenant's quota and current live count.
+    public func stream(forKey key: String) async throws -> StreamRecord? {
+        let rows = try await database.execute(
+            """
+            SELECT s.id, s.tenant_id, t.slug AS tenant_slug, s.slug, t.max_concurrent_streams,
+                   (SELECT count(*) FROM streams l WHERE l.tenant_id = s.tenant_id AND l.status IN ('live', 'reconnecting') AND l.id <> s.id) AS live
+            FROM streams s JOIN tenants t ON t.id = s.tenant_id
+            WHERE s.stream_key_hash = $1
+            """, [StreamKey.hash(key)])
+        guard !rows.isEmpty else { return nil }
+        return StreamRecord(
+            streamID: rows.int(0, "id") ?? 0, tenantID: rows.int(0, "tenant_id") ?? 0,
+            tenantSlug: rows.value(0, "tenant_slug") ?? "", streamSlug: rows.value(0, "slug") ?? "",
+            maxConcurrentStreams: Int(rows.int(0, "max_concurrent_streams") ?? 0), liveStreamsOfTenant: Int(rows.int(0, "live") ?? 0))
+    }
+
+    /// Opens a session row and marks the stream live. Returns the session id.
+    public func openSession(streamID: Int64, ingestNode: String, remoteAddress: String, client: String?) async throws -> Int64 {
+        try await database.run { conn in
+            try conn.execute("BEGIN")
+            do {
+                // A session left open by a crashed ingest is closed before the new one starts.
+                try conn.execute("UPDATE sessions SET ended_at = now(), end_reason = 'superseded' WHERE stream_id = $1 AND ended_at IS NULL", [String(streamID)])
+                let rows = try conn.execute(
+                    "INSERT INTO sessions (stream_id, ingest_node, remote_addr, client) VALUES ($1, $2, $3, $4) RETURNING id",
+                    [String(streamID), ingestNode, remoteAddress, client])
+                try conn.execute("UPDATE streams SET status = 'live', updated_at = now() WHERE id = $1", [String(streamID)])
+                try conn.execute("COMMIT")
+                return rows.int(0, "id") ?? 0
+            } catch {
+                _ = try? conn.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    public func describeSession(_ sessionID: Int64, videoCodec: String?, audioCodec: String?, width: Int?, height: Int?) async throws {
+        try await database.execute(
+            "UPDATE sessions SET video_codec = coalesce($2, video_codec), audio_codec = coalesce($3, audio_codec), width = coalesce($4::int, width), height = coalesce($5::int, height) WHERE id = $1",
+            [String(sessionID), videoCodec, audioCodec, width.map(String.init), height.map(String.init)])
+    }
+
+    public func closeSession(_ sessionID: Int64, streamID: Int64, reason: String) async throws {
+        try await database.run { conn in
+            try conn.execute("UPDATE sessions SET ended_at = now(), end_reason = $2 WHERE id = $1 AND ended_at IS NULL", [String(sessionID), reason])
+            try conn.execute("UPDATE streams SET status = 'ended', updated_at = now() WHERE id = $1", [String(streamID)])
+        }
+    }
+
+    public struct StreamSummary: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var tenant: String
+        public var slug: String
+        public var title: String
+        public var status: String
+        public var keyPrefix: String
+    }
+
+    public func listStreams(tenantSlug: String? = nil) async throws -> [StreamSummary] {
+        let rows = try await database.execute(
+            """
+            SELECT s.id, t.slug AS tenant, s.slug, s.title, s.status, s.key_prefix
+            FROM streams s JOIN tenants t ON t.id = s.tenant_id
+            WHERE $1::text IS NULL OR t.slug = $1
+            ORDER BY s.id
+            """, [tenantSlug])
+        return (0..<rows.count).map { i in
+            StreamSummary(id: rows.int(i, "id") ?? 0, tenant: rows.value(i, "tenant") ?? "", slug: rows.value(i, "slug") ?? "",
+                          title: rows.value(i, "title") ?? "", status: rows.value(i, "status") ?? "", keyPrefix: rows.value(i, "key_prefix") ?? "")
+        }
+    }
+}

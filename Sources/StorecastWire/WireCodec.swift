@@ -1,0 +1,122 @@
+import BinaryCoding
+
+public struct WireError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Reason: Equatable, Sendable {
+        case truncated
+        case unsupportedVersion(UInt8)
+        case unknownKind(UInt8)
+        case invalidField(String)
+        case tooLarge(String)
+    }
+    public let reason: Reason
+    public var description: String { "wire message: \(reason)" }
+}
+
+/// Binary encoding of ``WireMessage``: `[version u8][kind u8][fields…]`, integers big-endian,
+/// strings and blobs length-prefixed. See `schemas/wire.md`.
+public enum WireCodec {
+    public static let version: UInt8 = 1
+    /// Largest access unit payload accepted (matches the RTMP message cap).
+    public static let maximumPayload = 16 * 1024 * 1024
+    public static let maximumTracks = 16
+    public static let maximumExposition = 4 * 1024 * 1024
+    public static let maximumStreamsPerWorker = 4096
+
+    public static func encode(_ message: WireMessage) -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        w.u8(version)
+        w.u8(message.kind.rawValue)
+        switch message {
+        case .streamAnnounce(let a):
+            w.i64(a.streamID); w.i64(a.sessionID)
+            w.string16(a.tenant); w.string16(a.streamName)
+            w.u8(a.discontinuity ? 1 : 0)
+            w.u8(UInt8(a.tracks.count))
+            for t in a.tracks {
+                w.u8(t.trackID); w.u8(t.kind.rawValue)
+                w.string16(t.codec); w.string16(t.name)
+                w.u32(t.timescale); w.u16(t.width); w.u16(t.height)
+                w.u32(t.bitrate); w.u32(t.sampleRate); w.u8(t.channels)
+                w.block32(t.config)
+            }
+        case .accessUnit(let u):
+            w.i64(u.streamID); w.u8(u.trackID); w.u8(u.flags)
+            w.u64(u.sequence); w.i64(u.dts); w.i32(u.compositionOffset)
+            w.block32(u.data)
+        case .streamEnd(let e):
+            w.i64(e.streamID); w.string16(e.reason)
+        case .workerReady(let s), .workerHeartbeat(let s):
+            w.string16(s.workerID); w.u16(s.capacity)
+            w.u16(UInt16(s.streams.count))
+            for id in s.streams { w.i64(id) }
+        case .assign(let a):
+            w.i64(a.streamID); w.string16(a.packagerEndpoint)
+        case .release(let id):
+            w.i64(id)
+        case .telemetry(let t):
+            w.string16(t.service); w.string16(t.node); w.u32(t.pid); w.u32(t.uptimeSeconds)
+            w.block32(Array(t.exposition.utf8))
+        }
+        return w.bytes
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws -> WireMessage {
+        var r = ByteReader(bytes)
+        do {
+            let v = try r.u8()
+            guard v == version else { throw WireError(reason: .unsupportedVersion(v)) }
+            let rawKind = try r.u8()
+            guard let kind = WireMessage.Kind(rawValue: rawKind) else { throw WireError(reason: .unknownKind(rawKind)) }
+            let message: WireMessage
+            switch kind {
+            case .streamAnnounce:
+                let streamID = try r.i64(), sessionID = try r.i64()
+                let tenant = try r.string16(), name = try r.string16()
+                let discontinuity = try r.u8() != 0
+                let count = Int(try r.u8())
+                guard count <= maximumTracks else { throw WireError(reason: .tooLarge("tracks \(count)")) }
+                var tracks: [TrackConfig] = []
+                for _ in 0..<count {
+                    let id = try r.u8()
+                    let rawTrackKind = try r.u8()
+                    guard let trackKind = TrackKind(rawValue: rawTrackKind) else { throw WireError(reason: .invalidField("track kind \(rawTrackKind)")) }
+                    tracks.append(TrackConfig(
+                        trackID: id, kind: trackKind, codec: try r.string16(), name: try r.string16(),
+                        timescale: try r.u32(), width: try r.u16(), height: try r.u16(), bitrate: try r.u32(),
+                        sampleRate: try r.u32(), channels: try r.u8(), config: try r.block32(limit: 65536)))
+                }
+                message = .streamAnnounce(StreamAnnounce(streamID: streamID, sessionID: sessionID, tenant: tenant, streamName: name, discontinuity: discontinuity, tracks: tracks))
+            case .accessUnit:
+                message = .accessUnit(AccessUnit(
+                    streamID: try r.i64(), trackID: try r.u8(), flags: try r.u8(), sequence: try r.u64(),
+                    dts: try r.i64(), compositionOffset: try r.i32(), data: try r.block32(limit: maximumPayload)))
+            case .streamEnd:
+                message = .streamEnd(StreamEnd(streamID: try r.i64(), reason: try r.string16()))
+            case .workerReady, .workerHeartbeat:
+                let id = try r.string16(), capacity = try r.u16()
+                let count = Int(try r.u16())
+                guard count <= maximumStreamsPerWorker else { throw WireError(reason: .tooLarge("streams \(count)")) }
+                let streams = try (0..<count).map { _ in try r.i64() }
+                let status = WorkerStatus(workerID: id, capacity: capacity, streams: streams)
+                message = kind == .workerReady ? .workerReady(status) : .workerHeartbeat(status)
+            case .assign:
+                message = .assign(Assignment(streamID: try r.i64(), packagerEndpoint: try r.string16()))
+            case .release:
+                message = .release(streamID: try r.i64())
+            case .telemetry:
+                message = .telemetry(Telemetry(
+                    service: try r.string16(), node: try r.string16(), pid: try r.u32(), uptimeSeconds: try r.u32(),
+                    exposition: String(decoding: try r.block32(limit: maximumExposition), as: UTF8.self)))
+            }
+            guard r.isAtEnd else { throw WireError(reason: .invalidField("\(r.remaining) trailing bytes")) }
+            return message
+        } catch is ByteReaderError {
+            throw WireError(reason: .truncated)
+        }
+    }
+}
+
+/// PUB/SUB topics (first frame of a published message).
+public enum WireTopic {
+    public static let telemetry: [UInt8] = Array("telemetry".utf8)
+}

@@ -1,0 +1,63 @@
+/// One rung of the ABR ladder.
+public struct Rung: Sendable, Equatable {
+    public var name: String
+    /// The rung's short side: its height for landscape sources, its width for portrait ones.
+    public var shortSide: Int
+    public var bitrate: Int
+
+    public init(name: String, shortSide: Int, bitrate: Int) {
+        self.name = name
+        self.shortSide = shortSide
+        self.bitrate = bitrate
+    }
+}
+
+/// A rung resolved against a concrete source: the size to encode.
+public struct PlannedRendition: Sendable, Equatable {
+    public var name: String
+    public var width: Int
+    public var height: Int
+    public var bitrate: Int
+}
+
+/// The field ladder (1080p at 6 Mbps, 720p at 2 Mbps, 480p at 0.8 Mbps, 360p at 0.4 Mbps) and the
+/// rule that turns it into renditions for a given source: never upscale, keep the aspect ratio,
+/// even dimensions (4:2:0), and always at least one rendition.
+public struct RenditionLadder: Sendable, Equatable {
+    public static let field = RenditionLadder(rungs: [
+        Rung(name: "1080p", shortSide: 1080, bitrate: 6_000_000),
+        Rung(name: "720p", shortSide: 720, bitrate: 2_000_000),
+        Rung(name: "480p", shortSide: 480, bitrate: 800_000),
+        Rung(name: "360p", shortSide: 360, bitrate: 400_000),
+    ])
+
+    public var rungs: [Rung]
+
+    public init(rungs: [Rung]) {
+        self.rungs = rungs.sorted { $0.shortSide > $1.shortSide }
+    }
+
+    /// Keeps only the named rungs (operator's `--rungs 480p,360p`).
+    public func restricted(to names: [String]) -> RenditionLadder {
+        RenditionLadder(rungs: rungs.filter { names.contains($0.name) })
+    }
+
+    public func plan(sourceWidth: Int, sourceHeight: Int) -> [PlannedRendition] {
+        guard sourceWidth > 0, sourceHeight > 0 else { return [] }
+        let portrait = sourceHeight > sourceWidth
+        let sourceShort = portrait ? sourceWidth : sourceHeight
+        let sourceLong = portrait ? sourceHeight : sourceWidth
+        var chosen = rungs.filter { $0.shortSide <= sourceShort }
+        if chosen.isEmpty, let smallest = rungs.last {
+            // A source below the lowest rung is encoded once at its own size.
+            chosen = [Rung(name: smallest.name, shortSide: sourceShort, bitrate: smallest.bitrate)]
+        }
+        return chosen.map { rung in
+            let short = Self.even(rung.shortSide)
+            let long = Self.even(Int((Double(rung.shortSide) * Double(sourceLong) / Double(sourceShort)).rounded()))
+            return PlannedRendition(name: rung.name, width: portrait ? short : long, height: portrait ? long : short, bitrate: rung.bitrate)
+        }
+    }
+
+    static func even(_ v: Int) -> Int { max(2, v - v % 2) }
+}

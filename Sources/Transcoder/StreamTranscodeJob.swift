@@ -1,0 +1,83 @@
+import Foundation
+import Logging
+import Metrics
+import StorecastWire
+import Synchronization
+
+/// One stream's transcoding thread. libavcodec's blocking work happens here, never on Swift's
+/// cooperative pool. Input is queued (bounded); output goes to `emit`.
+final class StreamTranscodeJob: Sendable {
+    private final class Inbox: Sendable {
+        struct State {
+            var messages: [WireMessage] = []
+            /// Set when the queue overflowed: video is dropped until the next keyframe, since a
+            /// P-frame without its references would only decode to garbage.
+            var shedding = false
+            var videoTracks: Set<UInt8> = []
+        }
+        let queue = Mutex(State())
+        let available = DispatchSemaphore(value: 0)
+        let stopped = Atomic<Bool>(false)
+    }
+
+    let streamID: Int64
+    private let inbox = Inbox()
+    private let maximumQueued: Int
+    private let dropped = Counter(label: "storecast_transcoder_units_dropped_total")
+    private let framesCounter = Counter(label: "storecast_transcoder_frames_encoded_total")
+
+    init(streamID: Int64, settings: TranscoderSettings, logger: Logger, emit: @escaping @Sendable (WireMessage) -> Void) {
+        self.streamID = streamID
+        self.maximumQueued = settings.maximumQueuedUnits
+        let inbox = self.inbox
+        let framesCounter = self.framesCounter
+        let thread = Thread {
+            let encoder = LadderEncoder(ladder: settings.ladder, settings: settings)
+            var reported = 0
+            while true {
+                inbox.available.wait()
+                let batch = inbox.queue.withLock { q -> [WireMessage] in let b = q.messages; q.messages.removeAll(); return b }
+                if batch.isEmpty, inbox.stopped.load(ordering: .acquiring) { return }
+                for message in batch {
+                    do {
+                        for out in try encoder.handle(message) { emit(out) }
+                    } catch {
+                        logger.error("transcoding failed", metadata: ["stream": "\(streamID)", "error": "\(error)"])
+                    }
+                    if case .streamEnd = message {
+                        inbox.stopped.store(true, ordering: .releasing)
+                        return
+                    }
+                }
+                framesCounter.increment(by: encoder.framesEncoded - reported)
+                reported = encoder.framesEncoded
+            }
+        }
+        thread.name = "transcode-\(streamID)"
+        thread.start()
+    }
+
+    /// Queues input. Past the bound, non-keyframe video is shed rather than queued without limit.
+    func submit(_ message: WireMessage) {
+        let accepted = inbox.queue.withLock { q -> Bool in
+            if case .streamAnnounce(let a) = message {
+                q.videoTracks = Set(a.tracks.filter { $0.kind == .video }.map(\.trackID))
+            }
+            if case .accessUnit(let u) = message, q.videoTracks.contains(u.trackID) {
+                if q.messages.count >= maximumQueued { q.shedding = true }
+                if q.shedding {
+                    guard u.isKeyframe, q.messages.count < maximumQueued else { return false }
+                    q.shedding = false
+                }
+            }
+            q.messages.append(message)
+            return true
+        }
+        if accepted { inbox.available.signal() } else { dropped.increment() }
+    }
+
+    func stop() {
+        inbox.stopped.store(true, ordering: .releasing)
+        inbox.available.signal()
+    }
+}

@@ -1,0 +1,24 @@
+/// How a worker encodes: the operator's choices, applied to every stream it runs.
+public struct TranscoderSettings: Sendable, Equatable {
+    public var preset: String
+    public var gopSeconds: Double
+    public var frameRate: Int
+    public var encoderThreads: Int
+    /// Rung names to produce (empty: the whole field ladder).
+    public var rungs: [String]
+    /// Units queued per stream before the worker sheds frames.
+    public var maximumQueuedUnits: Int
+
+    public init(preset: String = "veryfast", gopSeconds: Double = 2, frameRate: Int = 30, encoderThreads: Int = 1, rungs: [String] = [], maximumQueuedUnits: Int = 600) {
+        self.preset = preset
+        self.gopSeconds = gopSeconds
+        self.frameRate = frameRate
+        self.encoderThreads = encoderThreads
+        self.rungs = rungs
+        self.maximumQueuedUnits = maximumQueuedUnits
+    }
+
+    public var ladder: RenditionLadder {
+        rungs.isEmpty ? .field : RenditionLadder.field.restricted(to: rungs)
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Logging
+import Metrics
+import StorecastWire
+import ZeroMQ
+
+/// Commands posted to the worker's ZeroMQ thread.
+enum WorkerCommand: Sendable {
+    /// A transcoded message to push to a packager.
+    case output(endpoint: String, WireMessage)
+    /// Stop taking work (SIGTERM).
+    case drain
+}
+
+/// The worker's ZeroMQ thread: a DEALER to each ingest (READY, heartbeats, leases and media in),
+/// and a PUSH per packager (renditions out). Follows Paranoid Pirate: an ingest silent for three
+/// heartbeats gets a fresh socket, with back-off from 1 s to 32 s.
+final class TranscoderWorker: ZMQActorBody {
+    typealias Command = WorkerCommand
+
+    private final class IngestLink {
+        let endpoint: String
+        var socket: ZMQSocket
+        var lastHeard: ContinuousClock.Instant
+        var backoff: Duration = .seconds(1)
+        var nextAttempt: ContinuousClock.Instant
+        init(endpoint: String, socket: ZMQSocket, now: ContinuousClock.Instant) {
+            self.endpoint = endpoint
+            self.socket = socket
+            self.lastHeard = now
+            self.nextAttempt = now
+        }
+    }
+
+    private let context: ZMQContext
+    private let workerID: String
+    private let capacity: UInt16
+    private let settings: TranscoderSettings
+    private let logger: Logger
+    private let clock = ContinuousClock()
+    private var links: [IngestLink] = []
+    private var packagers: [String: ZMQSocket] = [:]
+    private var jobs: [Int64: (job: StreamTranscodeJob, packager: String, link: ObjectIdentifier)] = [:]
+    private var draining = false
+    private let post: @Sendable (WorkerCommand) -> Void
+    private let streamsGauge = Gauge(label: "storecast_transcoder_streams")
+    private let pushedBytes = Counter(label: "storecast_transcoder_output_bytes_total")
+
+    var readableSockets: [ZMQSocket] { links.map(\.socket) }
+
+    init(context: ZMQContext, workerID: String, capacity: UInt16, ingestEndpoints: [String], settings: TranscoderSettings, logger: Logger, post: @escaping @Sendable (WorkerCommand) -> Void) throws {
+        self.context = context
+        self.workerID = workerID
+        self.capacity = capacity
+        self.settings = settings
+        self.logger = logger
+        self.post = post
+        let now = clock.now
+        for endpoint in ingestEndpoints {
+            let link = IngestLink(endpoint: endpoint, socket: try Self.connect(context, endpoint, workerID), now: now)
+            links.append(link)
+            try sendReady(link)
+        }
+    }
+
+    private static func connect(_ context: ZMQContext, _ endpoint: String, _ workerID: String) throws -> ZMQSocket {
+        let socket = try ZMQSocket(context: context, type: .dealer)
+        try socket.setRoutingID(Array(workerID.utf8))
+        try socket.setReceiveHighWaterMark(20_000)
+        try socket.setReconnectInterval(milliseconds: 1000, max: 32_000)
+        try socket.connect(endpoint)
+        return socket
+    }
+
+    private func status() -> WorkerStatus {
+        WorkerStatus(workerID: workerID, capacity: draining ? 0 : capacity, streams: Array(jobs.keys).sorted())
+    }
+
+    private func sendReady(_ link: IngestLink) throws {
+        try link.socket.send([WireCodec.encode(.workerReady(status()))], dontWait: true)
+    }
+
+    func socketReadable(_ socket: ZMQSocket) throws {
+        guard let link = links.first(where: { $0.socket === socket }), let frames = try socket.receive(dontWait: true), let body = frames.last else { return }
+        link.lastHeard = clock.now
+        link.backoff = .seconds(1)
+        let message: WireMessage
+        do { message = try WireCodec.decode(body) } catch {
+            logger.warning("undecodable message from ingest", metadata: ["ingest": "\(link.endpoint)", "error": "\(error)"])
+            return
+        }
+        switch message {
+        case .assign(let a):
+            start(a, link: link)
+        case .streamAnnounce(let a):
+            jobs[a.streamID]?.job.submit(message)
+        case .accessUnit(let u):
+            jobs[u.streamID]?.job.submit(message)
+        case .streamEnd(let e):
+            if let entry = jobs.removeValue(forKey: e.streamID) {
+                entry.job.submit(message)
+                logger.info("stream ended", metadata: ["stream": "\(e.streamID)", "reason": "\(e.reason)"])
+            }
+            streamsGauge.record(jobs.count)
+        case .release(let id):
+            jobs.removeValue(forKey: id)?.job.stop()
+            streamsGauge.record(jobs.count)
+        default:
+            break
+        }
+    }
+
+    private func start(_ assignment: Assignment, link: IngestLink) {
+        if let existing = jobs.removeValue(forKey: assignment.streamID) { existing.job.stop() }
+        let endpoint = assignment.packagerEndpoint
+        let post = self.post
+        let job = StreamTranscodeJob(streamID: assignment.streamID, settings: settings, logger: logger) { out in
+            post(.output(endpoint: endpoint, out))
+        }
+        jobs[assignment.streamID] = (job, endpoint, ObjectIdentifier(link))
+        streamsGauge.record(jobs.count)
+        logger.info("stream assigned", metadata: ["stream": "\(assignment.streamID)", "packager": "\(endpoint)"])
+    }
+
+    func handle(_ command: WorkerCommand) throws {
+        switch command {
+        case .output(let endpoint, let message):
+            let socket: ZMQSocket
+            if let existing = packagers[endpoint] {
+                socket = existing
+            } else {
+                socket = try ZMQSocket(context: context, type: .push)
+                try socket.setSendHighWaterMark(20_000)
+                try socket.connect(endpoint)
+                packagers[endpoint] = socket
+            }
+            let bytes = WireCodec.encode(message)
+            if try socket.send([bytes], dontWait: true) {
+                pushedBytes.increment(by: bytes.count)
+            } else {
+                logger.warning("packager not keeping up; rendition data dropped", metadata: ["packager": "\(endpoint)"])
+            }
+        case .drain:
+            draining = true
+            for link in links { try? link.socket.send([WireCodec.encode(.workerHeartbeat(status()))], dontWait: true) }
+        }
+    }
+
+    func tick(now: ContinuousClock.Instant) throws {
+        for link in links {
+            if now - link.lastHeard > .seconds(3) {
+                guard now >= link.nextAttempt else { continue }
+                logger.warning("ingest silent for 3 heartbeats; reconnecting", metadata: ["ingest": "\(link.endpoint)", "backoff": "\(link.backoff)"])
+                for (id, entry) in jobs where entry.link == ObjectIdentifier(link) {
+                    entry.job.stop()
+                    jobs.removeValue(forKey: id)
+                }
+                link.socket = try Self.connect(context, link.endpoint, workerID)
+                link.nextAttempt = now + link.backoff
+                link.backoff = min(link.backoff * 2, .seconds(32))
+                try sendReady(link)
+            } else {
+                try link.socket.send([WireCodec.encode(.workerHeartbeat(status()))], dontWait: true)
+            }
+        }
+        streamsGauge.record(jobs.count)
+    }
+
+    func stopAll() {
+        for entry in jobs.values { entry.job.stop() }
+        jobs.removeAll()
+    }
+}

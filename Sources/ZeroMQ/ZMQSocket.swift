@@ -1,0 +1,129 @@
+private import CZeroMQ
+
+/// The socket kinds Storecast uses (ZeroMQ guide, chapter 2).
+public enum ZMQSocketType: Sendable {
+    case pub, sub, push, pull, router, dealer, pair
+
+    var raw: Int32 {
+        switch self {
+        case .pub: ZMQ_PUB
+        case .sub: ZMQ_SUB
+        case .push: ZMQ_PUSH
+        case .pull: ZMQ_PULL
+        case .router: ZMQ_ROUTER
+        case .dealer: ZMQ_DEALER
+        case .pair: ZMQ_PAIR
+        }
+    }
+}
+
+/// Owns one `zmq_socket`. Not `Sendable`: a ZeroMQ socket lives on the thread that made it
+/// (normally a ``ZMQActor`` body); messages cross threads as Swift values, never the socket.
+public final class ZMQSocket {
+    let handle: UnsafeMutableRawPointer
+    public let type: ZMQSocketType
+
+    public init(context: ZMQContext, type: ZMQSocketType) throws {
+        guard let s = zmq_socket(context.handle, type.raw) else { throw ZMQError.last("zmq_socket") }
+        handle = s
+        self.type = type
+        // Never hang on close: unsent media is worthless once the owner has stopped.
+        try setInt(ZMQ_LINGER, 0)
+    }
+
+    deinit { zmq_close(handle) }
+
+    public func bind(_ endpoint: String) throws {
+        guard zmq_bind(handle, endpoint) == 0 else { throw ZMQError.last("bind \(endpoint)") }
+    }
+
+    public func connect(_ endpoint: String) throws {
+        guard zmq_connect(handle, endpoint) == 0 else { throw ZMQError.last("connect \(endpoint)") }
+    }
+
+    public func disconnect(_ endpoint: String) throws {
+        guard zmq_disconnect(handle, endpoint) == 0 else { throw ZMQError.last("disconnect \(endpoint)") }
+    }
+
+    /// The endpoint actually bound (useful after binding to port `*` or `0`).
+    public var lastEndpoint: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        var size = buffer.count
+        _ = zmq_getsockopt(handle, ZMQ_LAST_ENDPOINT, &buffer, &size)
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    public func subscribe(_ prefix: [UInt8]) throws {
+        try setBytes(ZMQ_SUBSCRIBE, prefix)
+    }
+
+    public func unsubscribe(_ prefix: [UInt8]) throws {
+        try setBytes(ZMQ_UNSUBSCRIBE, prefix)
+    }
+
+    public func setSendHighWaterMark(_ messages: Int32) throws { try setInt(ZMQ_SNDHWM, messages) }
+    public func setReceiveHighWaterMark(_ messages: Int32) throws { try setInt(ZMQ_RCVHWM, messages) }
+    public func setRoutingID(_ id: [UInt8]) throws { try setBytes(ZMQ_ROUTING_ID, id) }
+    /// Reports unroutable ROUTER sends as EHOSTUNREACH instead of dropping them silently.
+    public func setRouterMandatory(_ on: Bool) throws { try setInt(ZMQ_ROUTER_MANDATORY, on ? 1 : 0) }
+    /// Reconnect back-off (Paranoid Pirate: 1 s growing to 32 s).
+    public func setReconnectInterval(milliseconds: Int32, max: Int32) throws {
+        try setInt(ZMQ_RECONNECT_IVL, milliseconds)
+        try setInt(ZMQ_RECONNECT_IVL_MAX, max)
+    }
+
+    private func setInt(_ option: Int32, _ value: Int32) throws {
+        var v = value
+        guard zmq_setsockopt(handle, option, &v, MemoryLayout<Int32>.size) == 0 else {
+            throw ZMQError.last("setsockopt \(option)")
+        }
+    }
+
+    private func setBytes(_ option: Int32, _ value: [UInt8]) throws {
+        let rc = value.withUnsafeBytes { zmq_setsockopt(handle, option, $0.baseAddress, $0.count) }
+        guard rc == 0 else { throw ZMQError.last("setsockopt \(option)") }
+    }
+
+    /// Sends a multipart message. Returns false when `dontWait` is set and the socket would block
+    /// (high-water mark reached); the caller decides whether that means "drop" or "retry".
+    @discardableResult
+    public func send(_ frames: [[UInt8]], dontWait: Bool = false) throws -> Bool {
+        precondition(!frames.isEmpty, "a ZeroMQ message has at least one frame")
+        for (index, frame) in frames.enumerated() {
+            var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
+            if index < frames.count - 1 { flags |= ZMQ_SNDMORE }
+            let rc = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
+            if rc < 0 {
+                let error = ZMQError.last("send")
+                // Only the first frame can be refused for HWM; later frames are atomic with it.
+                if error.wouldBlock && index == 0 { return false }
+                throw error
+            }
+        }
+        return true
+    }
+
+    /// Receives one multipart message, or nil when `dontWait` is set and nothing is queued.
+    public func receive(dontWait: Bool = false) throws -> [[UInt8]]? {
+        var frames: [[UInt8]] = []
+        while true {
+            var message = zmq_msg_t()
+            zmq_msg_init(&message)
+            defer { zmq_msg_close(&message) }
+            let rc = zmq_msg_recv(&message, handle, dontWait ? ZMQ_DONTWAIT : 0)
+            if rc < 0 {
+                let error = ZMQError.last("receive")
+                if error.wouldBlock && frames.isEmpty { return nil }
+                throw error
+            }
+            let size = zmq_msg_size(&message)
+            if size > 0, let data = zmq_msg_data(&message) {
+                frames.append(Array(UnsafeRawBufferPointer(start: data, count: size)))
+            } else {
+                frames.append([])
+            }
+            if zmq_msg_more(&message) == 0 { break }
+        }
+        return frames
+    }
+}

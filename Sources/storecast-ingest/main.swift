@@ -1,0 +1,34 @@
+import ArgumentParser
+import Ingest
+import Logging
+import PostgresClient
+import StorecastRuntime
+import ZeroMQ
+
+@main
+struct IngestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "storecast-ingest", abstract: "RTMP ingest: takes publishers in and leases their streams to transcoder workers.")
+
+    @Option(help: "PostgreSQL connection string (libpq conninfo or URL).") var database: String
+    @Option(help: "Address to accept RTMP publishers on.") var rtmpHost = "0.0.0.0"
+    @Option(help: "RTMP port.") var rtmpPort = 1935
+    @Option(help: "ZeroMQ endpoint transcoder workers connect to (bound here).") var workEndpoint = "tcp://*:5601"
+    @Option(help: "ZeroMQ endpoint of the packager that workers push renditions to.") var packagerEndpoint = "tcp://127.0.0.1:5602"
+    @Option(help: "ZeroMQ endpoint of the metrics collector.") var metricsEndpoint = "tcp://127.0.0.1:5603"
+    @Option(help: "Node name in sessions, logs and metrics.") var node: String?
+    @Option(help: "Log level.") var logLevel = "info"
+
+    func run() async throws {
+        Observability.bootstrap(service: "ingest", logLevel: Logger.Level(rawValue: logLevel) ?? .info)
+        let logger = Logger(label: "storecast.ingest")
+        let nodeID = node ?? NodeIdentity.defaultNodeID(service: "ingest")
+        let context = try ZMQContext()
+        let database = PostgresExecutor(conninfo: self.database, name: "ingest-db")
+        let server = IngestServer(
+            configuration: .init(rtmpHost: rtmpHost, rtmpPort: rtmpPort, workEndpoint: workEndpoint, packagerEndpoint: packagerEndpoint, nodeID: nodeID),
+            catalog: StreamCatalog(database: database), context: context, logger: logger)
+        let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "ingest", node: nodeID, context: context, logger: logger)
+        try await ServiceRunner.run([server, telemetry], logger: logger)
+        database.shutdown()
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StorecastRuntime
+import Transcoder
+import ZeroMQ
+
+@main
+struct TranscoderCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "storecast-transcoder", abstract: "Transcoder worker: decodes each leased stream once and encodes its ABR ladder with libx264.")
+
+    @Option(parsing: .upToNextOption, help: "ZeroMQ endpoints of the ingest nodes to take work from.") var ingest: [String] = ["tcp://127.0.0.1:5601"]
+    @Option(help: "ZeroMQ endpoint of the metrics collector.") var metricsEndpoint = "tcp://127.0.0.1:5603"
+    @Option(help: "Streams this worker takes at once.") var slots: UInt16 = 2
+    @Option(help: "x264 preset.") var preset = "veryfast"
+    @Option(help: "Seconds between aligned keyframes (1 or 2).") var gop: Double = 2
+    @Option(help: "Comma-separated rungs to produce (1080p,720p,480p,360p); default all that fit the source.") var rungs = ""
+    @Option(help: "x264 threads per rendition.") var encoderThreads = 1
+    @Option(help: "Worker id (unique per worker).") var node: String?
+    @Option(help: "Log level.") var logLevel = "info"
+
+    func run() async throws {
+        Observability.bootstrap(service: "transcoder", logLevel: Logger.Level(rawValue: logLevel) ?? .info)
+        let logger = Logger(label: "storecast.transcoder")
+        let workerID = node ?? NodeIdentity.defaultNodeID(service: "transcoder")
+        let context = try ZMQContext()
+        let settings = TranscoderSettings(preset: preset, gopSeconds: gop, encoderThreads: encoderThreads, rungs: rungs.split(separator: ",").map(String.init))
+        let worker = TranscoderService(configuration: .init(workerID: workerID, capacity: slots, ingestEndpoints: ingest, settings: settings), context: context, logger: logger)
+        let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "transcoder", node: workerID, context: context, logger: logger)
+        try await ServiceRunner.run([worker, telemetry], logger: logger)
+    }
+}

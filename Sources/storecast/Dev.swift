@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import PostgresClient
+import StorecastRuntime
+
+/// `storecast dev`: the whole stack on this machine, in the foreground, until Ctrl-C.
+struct Dev: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run PostgreSQL and all five services locally, with a demo tenant and stream key.")
+
+    @Option(help: "Git-ignored folder for the throwaway database and logs.") var runDirectory = ".run"
+    @Option(help: "Port of the throwaway PostgreSQL.") var postgresPort = 54329
+    @Option(help: "RTMP port.") var rtmpPort = 1935
+    @Option(help: "Player and HLS port.") var httpPort = 8080
+    @Option(help: "Control API port.") var apiPort = 8088
+    @Option(help: "Prometheus /metrics port.") var metricsPort = 9100
+    @Option(help: "First of three ZeroMQ ports (work, renditions, telemetry).") var zmqBasePort = 5601
+    @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
+    @Option(help: "Host name printed in URLs.") var publicHost = "127.0.0.1"
+
+    func run() async throws {
+        let say: (String) -> Void = { print("storecast dev: \($0)"); fflush(nil) }
+        let runURL = URL(fileURLWithPath: runDirectory)
+        let postgres = try LocalPostgres.start(runDirectory: runURL, port: postgresPort, log: say)
+        let executor = PostgresExecutor(conninfo: postgres.conninfo)
+        say("migrating")
+        _ = try await Storecast.migrate(executor, directory: nil)
+        let catalog = StreamCatalog(database: executor)
+        _ = try await catalog.createTenant(slug: "demo", name: "Demo Shop")
+        let key = try await demoKey(catalog)
+        executor.shutdown()
+
+        let bin = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let work = "tcp://127.0.0.1:\(zmqBasePort)", renditions = "tcp://127.0.0.1:\(zmqBasePort + 1)", telemetry = "tcp://127.0.0.1:\(zmqBasePort + 2)"
+        var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry]
+        if !rungs.isEmpty { transcoderArgs += ["--rungs", rungs] }
+        let services: [(String, [String])] = [
+            ("storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-port", "\(metricsPort)", "--http-host", "127.0.0.1"]),
+            ("storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)"]),
+            ("storecast-ingest", ["--database", postgres.conninfo, "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
+            ("storecast-transcoder", transcoderArgs),
+            ("storecast-api", ["--database", postgres.conninfo, "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,
+                               "--rtmp-base-url", "rtmp://\(publicHost):\(rtmpPort)", "--playback-base-url", "http://\(publicHost):\(httpPort)"]),
+        ]
+        var children: [Process] = []
+        for (name, args) in services {
+            let p = Process()
+            p.executableURL = bin.appendingPathComponent(name)
+            p.arguments = args
+            try p.run()
+            children.append(p)
+        }
+        say("all services started")
+        print("""
+
+          Publish:  ffmpeg -re -i any.mp4 -c copy -f flv rtmp://\(publicHost):\(rtmpPort)/live/\(key)
+          RTMP URL: rtmp://\(publicHost):\(rtmpPort)/live/\(key)
+          Player:   http://\(publicHost):\(httpPort)/play/demo/demo-show
+          Playlist: http://\(publicHost):\(httpPort)/live/demo/demo-show/master.m3u8
+          API:      http://\(publicHost):\(apiPort)/v1/streams
+          Metrics:  http://\(publicHost):\(metricsPort)/metrics
+          Database: \(postgres.url)
+
+          Ctrl-C stops everything.
+
+        """)
+        fflush(nil)
+        await waitForSignalOrChildExit(children)
+        say("stopping services")
+        for c in children where c.isRunning { kill(c.processIdentifier, SIGTERM) }
+        let deadline = Date().addingTimeInterval(10)
+        while children.contains(where: \.isRunning), Date() < deadline { try? await Task.sleep(for: .milliseconds(100)) }
+        for c in children where c.isRunning { kill(c.processIdentifier, SIGKILL) }
+        postgres.stop()
+        say("stopped")
+    }
+
+    /// The demo stream's key is rotated on each run: only its hash is stored, so it cannot be shown again.
+    private func demoKey(_ catalog: StreamCatalog) async throws -> String {
+        let key = StreamKey.generate()
+        let rows = try await catalog.database.execute(
+            "UPDATE streams SET stream_key_hash = $1, key_prefix = $2, status = 'idle' WHERE slug = 'demo-show' AND tenant_id = (SELECT id FROM tenants WHERE slug = 'demo')",
+            [StreamKey.hash(key), StreamKey.prefix(key)])
+        if rows.affected == 0 {
+            _ = try await catalog.createStream(tenantSlug: "demo", slug: "demo-show", title: "Demo show", key: key)
+        }
+        return key
+    }
+
+    private func waitForSignalOrChildExit(_ children: [Process]) async {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT)
+        let termSource = DispatchSource.makeSignalSource(signal: SIGTERM)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = OnceFlag()
+            let finish: @Sendable () -> Void = { if once.set() { continuation.resume() } }
+            source.setEventHandler(handler: finish)
+            termSource.setEventHandler(handler: finish)
+            source.resume()
+            termSource.resume()
+            for child in children {
+                child.terminationHandler = { p in
+                    print("storecast dev: \(p.executableURL?.lastPathComponent ?? "a service") exited with status \(p.terminationStatus); stopping the stack")
+                    finish()
+                }
+            }
+        }
+    }
+}
+
+final class OnceFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    func set() -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        if done { return false }
+        done = true
+        return true
+    }
+}

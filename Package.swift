@@ -132,14 +132,19 @@ let package = Package(
             swiftSettings: swift6),
 
         // MARK: Tests
-        .testTarget(name: "RTMPTests", dependencies: ["RTMP"], swiftSettings: swift6),
-        .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats"], swiftSettings: swift6),
-        .testTarget(name: "FMP4Tests", dependencies: ["FMP4", "MediaFormats"], swiftSettings: swift6),
-        .testTarget(name: "HLSTests", dependencies: ["HLS"], swiftSettings: swift6),
-        .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "MediaFormats"], swiftSettings: swift6),
+        .target(name: "StorecastTestSupport", path: "Tests/StorecastTestSupport", swiftSettings: swift6),
+        .testTarget(name: "RTMPTests", dependencies: ["RTMP", "StorecastTestSupport"], swiftSettings: swift6),
+        .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
+        .testTarget(name: "FMP4Tests", dependencies: ["FMP4", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "StorecastTestSupport"], swiftSettings: swift6),
+        .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
+        .testTarget(
+            name: "ServiceLogicTests",
+            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "StorecastWire", "StorecastTestSupport"],
+            swiftSettings: swift6),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "MetricsCollector"],
+            dependencies: ["StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport"],
             swiftSettings: swift6),
     ]
 )

@@ -27,7 +27,8 @@ public struct RenditionPackage: Sendable {
 
     public func mediaPlaylist(segmentURI: (Int) -> String, initURI: String, targetDuration: Double) -> String {
         MediaPlaylist(
-            targetDuration: max(1, Int((segments.map(\.duration).max() ?? targetDuration).rounded(.up))),
+            // RFC 8216 4.3.3.1: every EXTINF rounded to the nearest integer is <= the target.
+            targetDuration: max(Int(targetDuration.rounded()), Int((segments.map(\.duration).max() ?? targetDuration).rounded()), 1),
             mapURI: initURI,
             segments: segments.map { PlaylistSegment(sequence: $0.sequence, duration: $0.duration, uri: segmentURI($0.sequence), discontinuity: $0.discontinuity) },
             discontinuitySequence: discontinuitySequence,

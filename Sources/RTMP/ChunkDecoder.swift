@@ -4,7 +4,7 @@
 /// Abort are protocol control for this layer, so they are applied here and also handed up.
 public struct ChunkDecoder: Sendable {
     /// Largest message accepted; media frames above this are refused (a 4K keyframe is ~1 MiB).
-    public static let maximumMessageSize = 16 * 1024 * 1024
+    public static let maximumMessageSize = 8 * 1024 * 1024
     /// Largest chunk size a peer may set (the spec allows up to 2^31-1; nobody needs more).
     public static let maximumChunkSize: UInt32 = 16 * 1024 * 1024
     /// Most concurrently open chunk streams per connection.
@@ -117,7 +117,9 @@ public struct ChunkDecoder: Sendable {
             if fmt <= 2 { timestampField = ext }
         }
 
-        let startsMessage = !state.inProgress
+        // Types 0-2 always begin a new message (a partial one on this chunk stream is dropped);
+        // type 3 continues the message in progress or repeats the previous header.
+        let startsMessage = !state.inProgress || fmt <= 2
         switch fmt {
         case 0:
             state.timestamp = timestampField
@@ -136,7 +138,7 @@ public struct ChunkDecoder: Sendable {
             state.payload = []
             state.payload.reserveCapacity(state.length)
         }
-        let want = min(chunkSize, state.length - state.payload.count)
+        let want = max(0, min(chunkSize, state.length - state.payload.count))
         guard p + want <= end else { return nil }
         state.payload.append(contentsOf: buffer[p..<p + want])
         p += want

@@ -54,7 +54,9 @@ public final class LocalPostgres: Sendable {
         }
         log("starting PostgreSQL on 127.0.0.1:\(port)")
         let logFile = (data as NSString).deletingLastPathComponent + "/postgres.log"
-        try pg.pgCommand([
+        // Not captured: the server inherits pg_ctl's descriptors, and a pipe it holds open would
+        // never reach end-of-file.
+        try pg.pgCommand(capture: false, [
             "pg_ctl", "-D", data, "-l", logFile, "-w", "-t", "60",
             "-o", "-p \(port) -c listen_addresses=127.0.0.1 -k /tmp -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
             "start",
@@ -84,29 +86,59 @@ public final class LocalPostgres: Sendable {
     }
 
     @discardableResult
-    private func pgCommand(_ arguments: [String]) throws -> String {
+    private func pgCommand(capture: Bool = true, _ arguments: [String]) throws -> String {
         var args = arguments
         args[0] = binDirectory + "/" + args[0]
         if runAsPostgresUser { args = ["runuser", "-u", "postgres", "--"] + args }
-        return try Self.run(args)
+        return try Self.run(args, capture: capture)
     }
 
     @discardableResult
-    static func run(_ arguments: [String]) throws -> String {
+    static func run(_ arguments: [String], capture: Bool = true) throws -> String {
+        if !capture { return try spawnAndWait(arguments) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        if capture {
+            process.standardOutput = pipe
+            process.standardError = pipe
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = capture ? String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) : ""
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw Failure(description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(output)")
         }
         return output
+    }
+
+    /// posix_spawn + waitpid for commands that leave a daemon behind (pg_ctl start): Foundation's
+    /// Process notices exit through a descriptor the daemon would inherit and hold for ever.
+    private static func spawnAndWait(_ arguments: [String]) throws -> String {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
+        guard rc == 0 else { throw Failure(description: "cannot start \(arguments[0]): error \(rc)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exited = status & 0x7F == 0
+        let code = (status >> 8) & 0xFF
+        guard exited && code == 0 else {
+            throw Failure(description: "\(arguments.joined(separator: " ")) failed (status \(status)); see the PostgreSQL log next to the data folder")
+        }
+        return ""
     }
 
     static func locateBinaries() throws -> String {

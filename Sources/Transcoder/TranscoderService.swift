@@ -1,3 +1,4 @@
+import FFmpegCodecs
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -30,6 +31,7 @@ public final class TranscoderService: Service, Sendable {
 
     public func run() async throws {
         let (config, context, logger) = (configuration, self.context, self.logger)
+        FFmpegLogging.quiet()
         let holder = ActorHolder()
         let actor = try ZMQActor<WorkerCommand>(name: "transcoder-worker", tickInterval: .seconds(1), onError: { error in
             logger.error("worker error", metadata: ["error": "\(error)"])

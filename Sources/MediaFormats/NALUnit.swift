@@ -27,7 +27,13 @@ public enum NALUnit {
                 i += 1
             }
         }
-        if start >= 0, start < n { units.append(Array(bytes[start..<n])) }
+        if start >= 0, start < n {
+            // A NAL unit never ends in a zero byte (rbsp_trailing_bits); zeros here are
+            // trailing_zero_8bits of the byte stream.
+            var end = n
+            while end > start, bytes[end - 1] == 0 { end -= 1 }
+            units.append(Array(bytes[start..<end]))
+        }
         return units.filter { !$0.isEmpty }
     }
 

@@ -53,11 +53,12 @@ public struct RenditionLadder: Sendable, Equatable {
             chosen = [Rung(name: smallest.name, shortSide: sourceShort, bitrate: smallest.bitrate)]
         }
         return chosen.map { rung in
-            let short = Self.even(rung.shortSide)
-            let long = Self.even(Int((Double(rung.shortSide) * Double(sourceLong) / Double(sourceShort)).rounded()))
+            let short = Self.even(Double(rung.shortSide))
+            let long = Self.even(Double(rung.shortSide) * Double(sourceLong) / Double(sourceShort))
             return PlannedRendition(name: rung.name, width: portrait ? short : long, height: portrait ? long : short, bitrate: rung.bitrate)
         }
     }
 
-    static func even(_ v: Int) -> Int { max(2, v - v % 2) }
+    /// Nearest even size (4:2:0 needs even dimensions): 853.3 -> 854, as ffmpeg's `-2` does.
+    static func even(_ v: Double) -> Int { max(2, Int((v / 2).rounded()) * 2) }
 }

@@ -1,0 +1,67 @@
+@testable import MediaFormats
+import StorecastTestSupport
+import Testing
+
+@Suite struct FLVTagTests {
+    static let videoGolden: [(name: String, hex: String, event: FLVMediaEvent?)] = [
+        ("avc sequence header", "17 00 000000 01640028ff", .videoConfiguration(codec: .h264, record: [0x01, 0x64, 0x00, 0x28, 0xFF])),
+        ("avc keyframe with cts 33", "17 01 000021 00000002 6588", .videoFrame(codec: .h264, keyframe: true, compositionTimeOffset: 33, data: Hex.bytes("00000002 6588"))),
+        ("avc inter frame negative cts", "27 01 ffffff 00000001 41", .videoFrame(codec: .h264, keyframe: false, compositionTimeOffset: -1, data: Hex.bytes("00000001 41"))),
+        ("avc end of sequence", "17 02 000000", .videoEndOfSequence),
+        ("video info frame", "57 00", nil),
+    ]
+
+    @Test(arguments: videoGolden.indices)
+    func parsesVideo(_ i: Int) throws {
+        let c = Self.videoGolden[i]
+        #expect(try FLVTag.parseVideo(Hex.bytes(c.hex)) == c.event, "\(c.name)")
+    }
+
+    @Test func parsesAudio() throws {
+        #expect(try FLVTag.parseAudio(Hex.bytes("af 00 1208")) == .audioConfiguration(codec: .aac, config: [0x12, 0x08]))
+        #expect(try FLVTag.parseAudio(Hex.bytes("af 01 2110")) == .audioFrame(codec: .aac, data: [0x21, 0x10]))
+    }
+
+    @Test func refusesOtherCodecsWithAClearReason() {
+        #expect(throws: FLVTagError(reason: .unsupportedVideoCodec(2))) { try FLVTag.parseVideo(Hex.bytes("12 00")) }
+        #expect(throws: FLVTagError(reason: .unsupportedAudioFormat(2))) { try FLVTag.parseAudio(Hex.bytes("2f 00")) }
+        #expect(FLVTagError(reason: .unsupportedVideoCodec(2)).description.contains("H.264 is supported"))
+    }
+
+    @Test func truncatedAndEmptyTagsAreErrors() {
+        #expect(throws: FLVTagError(reason: .truncated)) { try FLVTag.parseVideo([0x17, 0x01, 0x00]) }
+        #expect(throws: FLVTagError(reason: .empty)) { try FLVTag.parseAudio([]) }
+    }
+
+    @Test func fuzzedTagsNeverCrash() {
+        var rng = SeededGenerator(seed: 9)
+        for round in 0..<5_000 {
+            let seed = Hex.bytes(Self.videoGolden[round % Self.videoGolden.count].hex)
+            _ = try? FLVTag.parseVideo(rng.mutate(seed))
+            _ = try? FLVTag.parseAudio(rng.mutate(Hex.bytes("af 00 1208")))
+        }
+    }
+}
+
+@Suite struct AudioSpecificConfigTests {
+    @Test(arguments: [
+        ("ffmpeg-aac-lc-44100-mono", "1208", 2, 44100, 1, "mp4a.40.2"),
+        ("aac-lc-48000-stereo", "1190", 2, 48000, 2, "mp4a.40.2"),
+        ("he-aac-24000-stereo", "2b10", 5, 24000, 2, "mp4a.40.5"),
+    ])
+    func parses(_ name: String, hex: String, type: Int, rate: Int, channels: Int, codec: String) throws {
+        let asc = try AudioSpecificConfig(parsing: Hex.bytes(hex))
+        #expect(Int(asc.objectType) == type, "\(name)")
+        #expect(asc.sampleRate == rate)
+        #expect(asc.channels == channels)
+        #expect(asc.codecString == codec)
+    }
+
+    @Test func invalidSampleRateIndexIsAnError() {
+        #expect(throws: AudioConfigError.invalidSampleRateIndex(13)) { try AudioSpecificConfig(parsing: [0x16, 0x88]) }
+    }
+
+    @Test func truncatedIsAnError() {
+        #expect(throws: AudioConfigError.truncated) { try AudioSpecificConfig(parsing: [0x12]) }
+    }
+}

@@ -1,0 +1,129 @@
+@testable import Ingest
+import RTMP
+import StorecastWire
+import Testing
+
+@Suite struct TimestampNormalizerTests {
+    @Test func unwrapsThe32BitWrap() {
+        var n = TimestampNormalizer()
+        _ = n.normalize(UInt32.max - 10, track: 1)
+        let (t, c) = n.normalize(5, track: 1)
+        #expect(t == 16)
+        #expect(c == .wrapped)
+    }
+
+    @Test func clientRestartingAtZeroContinuesTheTimeline() {
+        var n = TimestampNormalizer()
+        _ = n.normalize(50_000, track: 1)
+        let (t, c) = n.normalize(0, track: 1)
+        #expect(t == 1)
+        #expect(c == .jumped)
+        let next = n.normalize(40, track: 1).0
+        #expect(next == 41)
+    }
+
+    @Test func decodeOrderNeverGoesBackwardsWithinATrack() {
+        var n = TimestampNormalizer()
+        _ = n.normalize(100, track: 1)
+        _ = n.normalize(90, track: 2)
+        // One timeline for the session: 100 -> 0, audio 90 -> -10, video 95 -> -5, held at 0.
+        let (t, c) = n.normalize(95, track: 1)
+        #expect(t == 0)
+        #expect(c == .backwards)
+    }
+}
+
+@Suite struct StreamAssemblerTests {
+    static let avcHeader = RTMPMessage(chunkStreamID: 6, timestamp: 0, typeID: 9, messageStreamID: 1,
+        payload: [0x17, 0, 0, 0, 0] + [0x01, 0x42, 0xC0, 0x0D, 0xFF, 0xE1, 0x00, 0x18] + hex("6742c00dd90141fb0110000003001000000303c0f142a480") + [0x01, 0x00, 0x05] + hex("68cb83cb20"))
+    static let aacHeader = RTMPMessage(chunkStreamID: 4, timestamp: 0, typeID: 8, messageStreamID: 1, payload: [0xAF, 0, 0x12, 0x08])
+
+    static func hex(_ s: String) -> [UInt8] {
+        stride(from: 0, to: s.count, by: 2).map { UInt8(s.dropFirst($0).prefix(2), radix: 16)! }
+    }
+
+    @Test func announcesBothTracksThenForwardsUnitsInOrder() throws {
+        var a = StreamAssembler(identity: .init(streamID: 9, sessionID: 3, tenant: "t", streamName: "s"))
+        #expect(a.received(Self.avcHeader).isEmpty)
+        #expect(a.received(Self.aacHeader).isEmpty)
+        let key = RTMPMessage(chunkStreamID: 6, timestamp: 1000, typeID: 9, messageStreamID: 1, payload: [0x17, 1, 0, 0, 0x21, 0, 0, 0, 1, 0x65])
+        let events = a.received(key)
+        guard case .message(.streamAnnounce(let announce)) = try #require(events.first) else { Issue.record("no announce"); return }
+        #expect(announce.tracks.map(\.kind) == [.video, .audio])
+        #expect(announce.tracks[0].width == 320 && announce.tracks[0].height == 240)
+        #expect(announce.tracks[1].sampleRate == 44_100)
+        guard case .message(.accessUnit(let unit)) = events.last else { Issue.record("no unit"); return }
+        #expect(unit.isKeyframe && unit.compositionOffset == 0x21 && unit.dts == 0 && unit.sequence == 1)
+        let audio = a.received(RTMPMessage(chunkStreamID: 4, timestamp: 1023, typeID: 8, messageStreamID: 1, payload: [0xAF, 1, 0x21]))
+        #expect(audio == [.message(.accessUnit(AccessUnit(streamID: 9, trackID: 2, flags: 1, sequence: 2, dts: 23, compositionOffset: 0, data: [0x21])))])
+    }
+
+    @Test func frameBeforeSequenceHeaderIsRejectedNotFatal() {
+        var a = StreamAssembler(identity: .init(streamID: 1, sessionID: 1, tenant: "t", streamName: "s"))
+        let events = a.received(RTMPMessage(chunkStreamID: 6, timestamp: 0, typeID: 9, messageStreamID: 1, payload: [0x27, 1, 0, 0, 0, 0, 0, 0, 1, 0x41]))
+        #expect(events == [.rejectedTag("video frame before its sequence header")])
+    }
+
+    @Test func unsupportedCodecIsRejectedWithItsName() {
+        var a = StreamAssembler(identity: .init(streamID: 1, sessionID: 1, tenant: "t", streamName: "s"))
+        guard case .rejectedTag(let reason) = a.received(RTMPMessage(chunkStreamID: 4, timestamp: 0, typeID: 8, messageStreamID: 1, payload: [0x2F, 0])).first else {
+            Issue.record("expected rejection"); return
+        }
+        #expect(reason.contains("sound format 2"))
+    }
+}
+
+@Suite struct GOPCacheTests {
+    static func unit(_ track: UInt8, _ key: Bool, _ seq: UInt64) -> WireMessage {
+        .accessUnit(AccessUnit(streamID: 1, trackID: track, flags: key ? 1 : 0, sequence: seq, dts: Int64(seq), compositionOffset: 0, data: [1]))
+    }
+
+    @Test func snapshotStartsAtTheLatestKeyframe() {
+        var cache = GOPCache()
+        let announce = StreamAnnounce(streamID: 1, sessionID: 1, tenant: "t", streamName: "s", discontinuity: false, tracks: [])
+        cache.record(.streamAnnounce(announce))
+        for (i, m) in [Self.unit(1, true, 1), Self.unit(2, true, 2), Self.unit(1, false, 3), Self.unit(1, true, 4), Self.unit(2, true, 5), Self.unit(1, false, 6)].enumerated() {
+            _ = i
+            cache.record(m)
+        }
+        #expect(cache.snapshot == [.streamAnnounce(announce), Self.unit(1, true, 4), Self.unit(2, true, 5), Self.unit(1, false, 6)])
+    }
+
+    @Test func nothingDecodableBeforeTheFirstKeyframe() {
+        var cache = GOPCache()
+        cache.record(.streamAnnounce(StreamAnnounce(streamID: 1, sessionID: 1, tenant: "t", streamName: "s", discontinuity: false, tracks: [])))
+        cache.record(Self.unit(1, false, 1))
+        #expect(cache.units.isEmpty)
+    }
+
+    @Test func boundedByUnitCount() {
+        var cache = GOPCache()
+        cache.record(Self.unit(1, true, 0))
+        for i in 1...(GOPCache.maximumUnits + 50) { cache.record(Self.unit(1, false, UInt64(i))) }
+        #expect(cache.units.count == GOPCache.maximumUnits)
+    }
+}
+
+@Suite struct WorkerRegistryTests {
+    @Test func leastLoadedWinsAndSilentWorkersExpireWithTheirStreams() {
+        var r = WorkerRegistry()
+        let t0 = ContinuousClock.Instant.now
+        r.heard(from: WorkerStatus(workerID: "a", capacity: 2, streams: []), at: t0)
+        r.heard(from: WorkerStatus(workerID: "b", capacity: 4, streams: []), at: t0)
+        #expect(r.leastLoaded() == "b")
+        r.assign(1, to: "b"); r.assign(2, to: "b"); r.assign(3, to: "b")
+        #expect(r.leastLoaded() == "a")
+        r.heard(from: WorkerStatus(workerID: "a", capacity: 2, streams: []), at: t0 + .seconds(3))
+        let expired = r.expire(now: t0 + .milliseconds(3500))
+        #expect(expired.map(\.0) == ["b"])
+        #expect(expired.first?.1 == [1, 2, 3])
+        #expect(r.workers.keys.sorted() == ["a"])
+    }
+
+    @Test func fullWorkersGetNothing() {
+        var r = WorkerRegistry()
+        r.heard(from: WorkerStatus(workerID: "a", capacity: 1, streams: []), at: .now)
+        r.assign(1, to: "a")
+        #expect(r.leastLoaded() == nil)
+    }
+}

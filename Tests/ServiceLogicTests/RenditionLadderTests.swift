@@ -1,0 +1,88 @@
+import Testing
+@testable import Transcoder
+
+@Suite struct RenditionLadderTests {
+    static let cases: [(name: String, width: Int, height: Int, expected: [String])] = [
+        ("landscape 1080p", 1920, 1080, ["1080p 1920x1080", "720p 1280x720", "480p 854x480", "360p 640x360"]),
+        ("landscape 720p never upscales", 1280, 720, ["720p 1280x720", "480p 854x480", "360p 640x360"]),
+        ("portrait phone 720x1280", 720, 1280, ["720p 720x1280", "480p 480x854", "360p 360x640"]),
+        ("540p", 960, 540, ["480p 854x480", "360p 640x360"]),
+        ("4:3 640x480", 640, 480, ["480p 640x480", "360p 480x360"]),
+        ("below the lowest rung", 320, 240, ["360p 320x240"]),
+    ]
+
+    @Test(arguments: cases.indices)
+    func plansRungs(_ i: Int) {
+        let c = Self.cases[i]
+        let plan = RenditionLadder.field.plan(sourceWidth: c.width, sourceHeight: c.height)
+        #expect(plan.map { "\($0.name) \($0.width)x\($0.height)" } == c.expected, "\(c.name)")
+        #expect(plan.allSatisfy { $0.width % 2 == 0 && $0.height % 2 == 0 })
+    }
+
+    @Test func fieldBitrates() {
+        #expect(RenditionLadder.field.rungs.map(\.bitrate) == [6_000_000, 2_000_000, 800_000, 400_000])
+    }
+
+    @Test func restrictedLadderKeepsOnlyNamedRungs() {
+        let plan = RenditionLadder.field.restricted(to: ["480p", "360p"]).plan(sourceWidth: 1920, sourceHeight: 1080)
+        #expect(plan.map(\.name) == ["480p", "360p"])
+    }
+}
+
+@Suite struct KeyframeCadenceTests {
+    @Test func keyframesFallOnTheFirstFrameOfEachGOP() {
+        var cadence = KeyframeCadence(gopDuration: 2, timescale: 90_000)
+        // 30 fps with jitter: frame times in 90 kHz ticks.
+        var pts: [Int64] = []
+        for i in 0..<200 {
+            let jitter: Int64 = i % 3 == 0 ? 7 : 0
+            pts.append(Int64(i) * 3000 + jitter + 1_890)
+        }
+        var keyframes: [Int64] = []
+        for p in pts where cadence.isKeyframe(pts: p) { keyframes.append(p) }
+        #expect(keyframes.map { $0 / 180_000 } == [0, 1, 2, 3])
+        #expect(keyframes.first == pts.first)
+    }
+
+    @Test func sameDecisionsForEveryRendition() {
+        var a = KeyframeCadence(gopDuration: 1, timescale: 90_000)
+        var b = KeyframeCadence(gopDuration: 1, timescale: 90_000)
+        var decisionsA: [Bool] = [], decisionsB: [Bool] = []
+        for p in stride(from: Int64(0), to: 900_000, by: 3003) {
+            decisionsA.append(a.isKeyframe(pts: p))
+            decisionsB.append(b.isKeyframe(pts: p))
+        }
+        #expect(decisionsA == decisionsB)
+        #expect(decisionsA.filter { $0 }.count == 10)
+    }
+
+    @Test func resetForcesAKeyframe() {
+        var c = KeyframeCadence(gopDuration: 2, timescale: 1000)
+        let first = c.isKeyframe(pts: 0), second = c.isKeyframe(pts: 100)
+        c.reset()
+        let afterReset = c.isKeyframe(pts: 133)
+        #expect(first && !second && afterReset)
+    }
+}
+
+@Suite struct AudioRetimerTests {
+    @Test func snapsToWholeFramesWithoutDrift() throws {
+        var r = AudioRetimer(sampleRate: 44_100)
+        // 1024 samples at 44.1 kHz is 23.22 ms; ingest rounds to whole milliseconds.
+        var out: [Int64] = []
+        for i in 0..<1000 {
+            let ms = Int64((Double(i) * 1024 / 44.1).rounded())
+            out.append(r.retime(milliseconds: ms))
+        }
+        let last = try #require(out.last)
+        #expect(last == Int64(999 * 1024))
+        #expect(zip(out, out.dropFirst()).allSatisfy { $1 - $0 == 1024 })
+    }
+
+    @Test func aGapIsKept() {
+        var r = AudioRetimer(sampleRate: 48_000)
+        _ = r.retime(milliseconds: 0)
+        let afterGap = r.retime(milliseconds: 1000)
+        #expect(afterGap == 48_000)
+    }
+}

@@ -38,6 +38,20 @@ public final class VideoFrame {
         set { pointer.pointee.pts = newValue }
     }
 
+    /// Paints the whole frame one colour (slates, tests).
+    public func fill(luma: UInt8, chroma: UInt8) {
+        let f = pointer.pointee
+        let planes: [(UnsafeMutablePointer<UInt8>?, Int32, Int, UInt8)] = [
+            (f.data.0, f.linesize.0, height, luma),
+            (f.data.1, f.linesize.1, (height + 1) / 2, chroma),
+            (f.data.2, f.linesize.2, (height + 1) / 2, chroma),
+        ]
+        for (base, stride, rows, value) in planes {
+            guard let base else { continue }
+            base.update(repeating: value, count: Int(stride) * rows)
+        }
+    }
+
     /// Copies the luma plane row by row (tests and thumbnails).
     public func lumaPlane() -> [UInt8] {
         var out: [UInt8] = []

@@ -1,0 +1,143 @@
+import Foundation
+import PostgresClient
+import Testing
+
+/// The whole path on real parts: PostgreSQL, the five services over ZeroMQ, libavcodec/x264,
+/// and ffmpeg as the RTMP publisher; outputs checked with ffprobe.
+@Suite(.serialized) struct EndToEndTests {
+    /// ffmpeg publishing testsrc2 at 854x480, 30 fps, H.264 + AAC, in real time.
+    static func publisher(url: String, seconds: Int, logDirectory: URL) throws -> ServiceProcess {
+        try ServiceProcess(name: "ffmpeg-publisher", executable: try TestEnvironment.which("ffmpeg"), arguments: [
+            "-hide_banner", "-loglevel", "error", "-re",
+            "-f", "lavfi", "-i", "testsrc2=size=854x480:rate=30",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
+            "-t", "\(seconds)", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "60",
+            "-c:a", "aac", "-b:a", "96k", "-f", "flv", url,
+        ], logDirectory: logDirectory)
+    }
+
+    static func variants(_ master: String) -> [(resolution: String, uri: String)] {
+        let lines = master.split(separator: "\n").map(String.init)
+        return lines.indices.compactMap { i in
+            guard lines[i].hasPrefix("#EXT-X-STREAM-INF:"), i + 1 < lines.count,
+                  let res = lines[i].firstMatch(of: /RESOLUTION=(\d+x\d+)/)?.1 else { return nil }
+            return (String(res), lines[i + 1])
+        }
+    }
+
+    /// Downloads init + one media segment of a rendition into a file ffprobe can read.
+    static func fetchSample(base: String, playlistURI: String, segmentIndex: Int, into dir: URL) async throws -> URL {
+        let renditionBase = base + "/" + playlistURI.split(separator: "/").dropLast().joined(separator: "/")
+        let playlist = try #require(await TestEnvironment.httpGet(base + "/" + playlistURI))
+        let text = String(decoding: playlist.body, as: UTF8.self)
+        let segments = text.split(separator: "\n").filter { $0.hasSuffix(".m4s") }
+        #expect(segments.count > segmentIndex, "playlist has segments: \(text)")
+        let initData = try #require(await TestEnvironment.httpGet(renditionBase + "/init.mp4"))
+        let segment = try #require(await TestEnvironment.httpGet(renditionBase + "/" + segments[min(segmentIndex, segments.count - 1)]))
+        #expect(initData.status == 200 && segment.status == 200)
+        let file = dir.appendingPathComponent("\(UUID().uuidString.prefix(6)).mp4")
+        try Data(initData.body + segment.body).write(to: file)
+        return file
+    }
+
+    static func probe(_ file: URL, _ arguments: [String]) async throws -> String {
+        let (status, output) = try await ServiceProcess.run(try TestEnvironment.which("ffprobe"), ["-v", "error"] + arguments + [file.path])
+        #expect(status == 0, "ffprobe failed: \(output)")
+        return output
+    }
+
+    @Test func ffmpegPublishBecomesAnABRLadderThatFFprobeDecodes() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "launch")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 10, logDirectory: stack.logDirectory)
+
+        // Within 15 s of the publish a multivariant playlist lists at least two variants.
+        var master = ""
+        let appeared = await StorecastStack.eventually(timeout: .seconds(15)) {
+            guard let r = await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/launch/master.m3u8"), r.status == 200 else { return false }
+            master = String(decoding: r.body, as: UTF8.self)
+            return Self.variants(master).count >= 2
+        }
+        #expect(appeared, "no multivariant playlist with two variants within 15 s:\n\(master)\n\(stack.logs())")
+        let variants = Self.variants(master)
+        #expect(variants.map(\.resolution) == ["854x480", "640x360"])
+        // ultrafast makes x264 write constrained baseline: avc1.42C0xx.
+        #expect(master.firstMatch(of: /CODECS="avc1\.42C01F,mp4a\.40\.2"/) != nil)
+        #expect(master.firstMatch(of: /CODECS="avc1\.42C01E,mp4a\.40\.2"/) != nil)
+        #expect(master.contains("BANDWIDTH="))
+        #expect(master.contains("TYPE=AUDIO"))
+
+        // Wait until each rendition has two segments, then decode the second of each.
+        _ = await StorecastStack.eventually(timeout: .seconds(10)) {
+            for v in variants {
+                guard let p = await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/launch/\(v.uri)") else { return false }
+                if String(decoding: p.body, as: UTF8.self).split(separator: "\n").filter({ $0.hasSuffix(".m4s") }).count < 2 { return false }
+            }
+            return true
+        }
+        var keyframeTimes: [String] = []
+        for v in variants {
+            let file = try await Self.fetchSample(base: "\(stack.playbackBase)/live/shop/launch", playlistURI: v.uri, segmentIndex: 1, into: stack.logDirectory)
+            let size = try await Self.probe(file, ["-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0"])
+            let parts = v.resolution.split(separator: "x")
+            #expect(size.trimmingCharacters(in: .whitespacesAndNewlines) == "h264,\(parts[0]),\(parts[1])")
+            let frames = try await Self.probe(file, ["-select_streams", "v:0", "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0"])
+            let lines = frames.split(separator: "\n")
+            #expect(lines.count >= 30, "a 2 s segment at 30 fps")
+            #expect(lines.first?.hasPrefix("1,") == true, "segment starts with a keyframe")
+            keyframeTimes.append(lines.filter { $0.hasPrefix("1,") }.joined(separator: ";"))
+        }
+        #expect(Set(keyframeTimes).count == 1, "keyframes at the same timestamps in every rendition: \(keyframeTimes)")
+        let audioFile = try await Self.fetchSample(base: "\(stack.playbackBase)/live/shop/launch", playlistURI: "audio/index.m3u8", segmentIndex: 0, into: stack.logDirectory)
+        let audio = try await Self.probe(audioFile, ["-show_entries", "stream=codec_name,sample_rate", "-of", "csv=p=0"])
+        #expect(audio.trimmingCharacters(in: .whitespacesAndNewlines) == "aac,44100")
+
+        // Every process reports to the collector.
+        let metrics = try #require(await TestEnvironment.httpGet("http://127.0.0.1:\(stack.metricsPort)/metrics"))
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        for service in ["ingest", "transcoder", "packager", "api"] {
+            #expect(text.contains("storecast_up{service=\"\(service)\""), "\(service) heartbeat missing")
+        }
+        let forwarded = text.split(separator: "\n").first { $0.hasPrefix("storecast_ingest_units_forwarded_total{") }
+        #expect(forwarded.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 > 100 } == true, "units counted: \(forwarded ?? "none")")
+
+        #expect(await publisher.wait(timeout: 30) == 0, "ffmpeg publisher failed: \(publisher.log)")
+        let db = PostgresExecutor(conninfo: stack.database)
+        defer { db.shutdown() }
+        let closed = try await StorecastStack.eventually(timeout: .seconds(5)) {
+            let rows = try await db.execute("SELECT end_reason, width, height, client FROM sessions ORDER BY id DESC LIMIT 1")
+            return rows.value(0, "end_reason") != nil
+        }
+        #expect(closed, "session row closed after the publisher left")
+        let session = try await db.execute("SELECT end_reason, width, height, client FROM sessions ORDER BY id DESC LIMIT 1")
+        #expect(session.value(0, "width") == "854" && session.value(0, "height") == "480")
+        #expect(session.value(0, "client")?.contains("Lavf") == true)
+
+        let statuses = await stack.stop()
+        #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
+    }
+
+    @Test func unknownKeyIsRefusedAndIngestKeepsServing() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "launch")
+        try stack.start()
+        try await stack.waitUntilReady()
+
+        let wrong = try Self.publisher(url: stack.rtmpURL(key: "sk_0000000000000000000000000000dead"), seconds: 3, logDirectory: stack.logDirectory)
+        let wrongStatus = await wrong.wait(timeout: 20)
+        #expect(wrongStatus != 0, "ffmpeg must fail on a refused key")
+        #expect(wrong.log.contains("Unknown stream key"), "ffmpeg shows our status text: \(wrong.log)")
+        let ingestLog = stack.service("storecast-ingest")?.log ?? ""
+        #expect(ingestLog.contains("publish refused: unknown stream key"))
+        #expect(ingestLog.contains("remote=127.0.0.1:"), "refusal logged with the remote address")
+        #expect(stack.service("storecast-ingest")?.isRunning == true)
+
+        // The same ingest still takes a good publisher.
+        let good = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 4, logDirectory: stack.logDirectory)
+        #expect(await good.wait(timeout: 30) == 0, "good publisher failed: \(good.log)")
+        #expect(stack.service("storecast-ingest")?.log.contains("publish started") == true)
+        _ = await stack.stop()
+    }
+}

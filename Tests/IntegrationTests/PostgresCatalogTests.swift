@@ -1,0 +1,79 @@
+import Foundation
+import PostgresClient
+import StorecastRuntime
+import Testing
+
+@Suite(.serialized) struct PostgresCatalogTests {
+    @Test func migrationsApplyOnceAndAreTracked() async throws {
+        let db = PostgresExecutor(conninfo: try TestEnvironment.freshDatabase())
+        defer { db.shutdown() }
+        let migrator = try Migrator(directory: TestEnvironment.migrationsDirectory)
+        let first = try await migrator.apply(on: db)
+        #expect(first == migrator.migrations.map(\.version))
+        #expect(!first.isEmpty)
+        let second = try await migrator.apply(on: db)
+        #expect(second.isEmpty, "a second run applies nothing")
+        let tracked = try await db.execute("SELECT count(*) AS n FROM schema_migrations")
+        #expect(tracked.int(0, "n") == Int64(first.count))
+    }
+
+    @Test func streamKeysAreStoredHashedAndFoundByKey() async throws {
+        let db = PostgresExecutor(conninfo: try TestEnvironment.freshDatabase())
+        defer { db.shutdown() }
+        _ = try await Migrator(directory: TestEnvironment.migrationsDirectory).apply(on: db)
+        let catalog = StreamCatalog(database: db)
+        _ = try await catalog.createTenant(slug: "shop", name: "Shop", maxConcurrentStreams: 1)
+        let created = try await catalog.createStream(tenantSlug: "shop", slug: "launch")
+        #expect(created.streamKey.hasPrefix("sk_") && created.streamKey.count == 35)
+        let stored = try await db.execute("SELECT stream_key_hash FROM streams WHERE id = $1", [String(created.streamID)])
+        #expect(stored.value(0, "stream_key_hash") == StreamKey.hash(created.streamKey))
+        #expect(stored.value(0, "stream_key_hash") != created.streamKey)
+        let found = try #require(try await catalog.stream(forKey: created.streamKey))
+        #expect(found.streamID == created.streamID && found.tenantSlug == "shop" && found.maxConcurrentStreams == 1)
+        #expect(try await catalog.stream(forKey: "sk_wrong") == nil)
+    }
+
+    @Test func sessionsOpenAndCloseAndStatusFollows() async throws {
+        let db = PostgresExecutor(conninfo: try TestEnvironment.freshDatabase())
+        defer { db.shutdown() }
+        _ = try await Migrator(directory: TestEnvironment.migrationsDirectory).apply(on: db)
+        let catalog = StreamCatalog(database: db)
+        _ = try await catalog.createTenant(slug: "shop", name: "Shop")
+        let s = try await catalog.createStream(tenantSlug: "shop", slug: "a")
+        let session = try await catalog.openSession(streamID: s.streamID, ingestNode: "ingest-1", remoteAddress: "10.0.0.1:5000", client: "FMLE/3.0")
+        #expect(try await catalog.listStreams().first?.status == "live")
+        try await catalog.describeSession(session, videoCodec: "h264", audioCodec: "aac", width: 1280, height: 720)
+        try await catalog.closeSession(session, streamID: s.streamID, reason: "unpublished")
+        let row = try await db.execute("SELECT ended_at IS NOT NULL AS ended, end_reason, width, video_codec FROM sessions WHERE id = $1", [String(session)])
+        #expect(row.value(0, "ended") == "t" && row.value(0, "end_reason") == "unpublished" && row.value(0, "width") == "1280" && row.value(0, "video_codec") == "h264")
+        #expect(try await catalog.listStreams().first?.status == "ended")
+    }
+
+    @Test func unknownTenantAndDuplicateSlugAreClearErrors() async throws {
+        let db = PostgresExecutor(conninfo: try TestEnvironment.freshDatabase())
+        defer { db.shutdown() }
+        _ = try await Migrator(directory: TestEnvironment.migrationsDirectory).apply(on: db)
+        let catalog = StreamCatalog(database: db)
+        await #expect(throws: PostgresError.self) { _ = try await catalog.createStream(tenantSlug: "nobody", slug: "x") }
+        _ = try await catalog.createTenant(slug: "shop", name: "Shop")
+        _ = try await catalog.createStream(tenantSlug: "shop", slug: "x")
+        do {
+            _ = try await catalog.createStream(tenantSlug: "shop", slug: "x")
+            Issue.record("duplicate slug accepted")
+        } catch let error as PostgresError {
+            #expect(error.code == .uniqueViolation)
+        }
+    }
+
+    @Test func unreachableServerIsAConnectionError() async throws {
+        let db = PostgresExecutor(conninfo: "host=127.0.0.1 port=\(try TestEnvironment.freePort()) user=x dbname=x connect_timeout=2")
+        defer { db.shutdown() }
+        do {
+            try await db.execute("SELECT 1")
+            Issue.record("query against a closed port succeeded")
+        } catch let error as PostgresError {
+            #expect(error.code == .connectionFailed)
+            #expect(error.message.contains("cannot reach PostgreSQL"))
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// All five Storecast services as real processes on free loopback ports, against a fresh
+/// database that `storecast migrate` prepared.
+final class StorecastStack: @unchecked Sendable {
+    let database: String
+    let rtmpPort: Int
+    let httpPort: Int
+    let apiPort: Int
+    let metricsPort: Int
+    let logDirectory: URL
+    private(set) var services: [ServiceProcess] = []
+
+    var playbackBase: String { "http://127.0.0.1:\(httpPort)" }
+    func rtmpURL(key: String) -> String { "rtmp://127.0.0.1:\(rtmpPort)/live/\(key)" }
+
+    init() throws {
+        database = try TestEnvironment.freshDatabase()
+        rtmpPort = try TestEnvironment.freePort()
+        httpPort = try TestEnvironment.freePort()
+        apiPort = try TestEnvironment.freePort()
+        metricsPort = try TestEnvironment.freePort()
+        logDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("storecast-stack-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
+    }
+
+    /// `storecast` CLI against this stack's database.
+    func cli(_ arguments: [String]) async throws -> String {
+        let (status, output) = try await ServiceProcess.run(try TestEnvironment.binary("storecast"), arguments + ["--database", database])
+        guard status == 0 else { throw TestEnvironment.Failure(description: "storecast \(arguments.joined(separator: " ")) exited \(status): \(output)") }
+        return output
+    }
+
+    /// Migrates, creates a tenant and a stream, returns the stream key.
+    func provisionStream(tenant: String, stream: String) async throws -> String {
+        _ = try await cli(["migrate", "--migrations", TestEnvironment.migrationsDirectory.path])
+        _ = try await cli(["tenant", "create", tenant])
+        let output = try await cli(["stream", "create", tenant, stream])
+        guard let key = output.split(separator: "\n").first(where: { $0.hasPrefix("stream key") })?.split(separator: " ").last else {
+            throw TestEnvironment.Failure(description: "no key in: \(output)")
+        }
+        return String(key)
+    }
+
+    func start() throws {
+        let work = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
+        let renditions = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
+        let telemetry = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
+        let plan: [(String, [String])] = [
+            ("storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(metricsPort)"]),
+            ("storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)"]),
+            ("storecast-ingest", ["--database", database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
+            ("storecast-transcoder", ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", "ultrafast"]),
+            ("storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry]),
+        ]
+        for (name, args) in plan {
+            services.append(try ServiceProcess(name: name, executable: try TestEnvironment.binary(name), arguments: args, logDirectory: logDirectory))
+        }
+    }
+
+    func service(_ name: String) -> ServiceProcess? { services.first { $0.name == name } }
+
+    /// Polls until `condition` holds or `timeout` passes; returns whether it held.
+    static func eventually(timeout: Duration, _ condition: () async throws -> Bool) async rethrows -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return try await condition()
+    }
+
+    /// Ready when ingest has a transcoder worker and the HTTP servers answer.
+    func waitUntilReady() async throws {
+        let ready = await Self.eventually(timeout: .seconds(20)) {
+            let ingest = service("storecast-ingest")?.log ?? ""
+            guard ingest.contains("transcoder worker joined") else { return false }
+            return await TestEnvironment.httpGet("\(playbackBase)/healthz")?.status == 200
+        }
+        guard ready else { throw TestEnvironment.Failure(description: "stack did not become ready:\n\(logs())") }
+    }
+
+    /// SIGTERM every service and return the exit statuses by name.
+    func stop() async -> [String: Int32] {
+        var statuses: [String: Int32] = [:]
+        for s in services.reversed() where s.isRunning { s.process.terminate() }
+        for s in services { statuses[s.name] = await s.wait(timeout: 10) }
+        return statuses
+    }
+
+    func logs() -> String {
+        services.map { "==== \($0.name)\n\($0.log.suffix(4000))" }.joined(separator: "\n")
+    }
+
+    deinit {
+        for s in services { s.stop(grace: 1) }
+        try? FileManager.default.removeItem(at: logDirectory)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PostgresClient
+import StorecastRuntime
+import StorecastTestSupport
+
+/// Real parts for integration tests: one throwaway PostgreSQL per test process (a fresh database
+/// per test), the built executables, free loopback ports.
+enum TestEnvironment {
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    nonisolated(unsafe) private static var postgres: LocalPostgres?
+    private static let lock = NSLock()
+    private static let runDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("storecast-tests-\(ProcessInfo.processInfo.processIdentifier)")
+
+    /// Starts the shared server on first use, then creates an empty database for the caller.
+    static func freshDatabase() throws -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        if postgres == nil {
+            postgres = try LocalPostgres.start(runDirectory: runDirectory, port: try freePort())
+            atexit {
+                TestEnvironment.postgres?.stop()
+                try? FileManager.default.removeItem(at: TestEnvironment.runDirectory)
+            }
+        }
+        return try postgres!.createDatabase("t_\(UUID().uuidString.prefix(8).lowercased())")
+    }
+
+    static var repositoryRoot: URL { Fixtures.repositoryRoot() }
+
+    static var migrationsDirectory: URL { repositoryRoot.appendingPathComponent("schemas/migrations") }
+
+    /// Where `swift build` put the executables (STORECAST_BIN_DIR overrides).
+    static func binary(_ name: String) throws -> URL {
+        let dir = ProcessInfo.processInfo.environment["STORECAST_BIN_DIR"].map { URL(fileURLWithPath: $0) }
+            ?? repositoryRoot.appendingPathComponent(".build/debug")
+        let url = dir.appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw Failure(description: "\(url.path) is missing: run `swift build` before `swift test` (deploy/local/test.sh does)")
+        }
+        return url
+    }
+
+    /// A TCP port nobody listens on right now (bind to 0, read it back, close).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard bound else { throw Failure(description: "cannot find a free port") }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    static func which(_ tool: String) throws -> URL {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let url = URL(fileURLWithPath: String(dir)).appendingPathComponent(tool)
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        throw Failure(description: "\(tool) not found on PATH; install it (deploy/local/test.sh installs ffmpeg and GStreamer)")
+    }
+
+    static func httpGet(_ url: String) async -> (status: Int, body: [UInt8])? {
+        guard let u = URL(string: url) else { return nil }
+        var request = URLRequest(url: u)
+        request.timeoutInterval = 5
+        guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { return nil }
+        return (http.statusCode, Array(data))
+    }
+}

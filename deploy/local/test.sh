@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Every Storecast test, including the end-to-end test on real PostgreSQL, ZeroMQ, FFmpeg and
+# ffmpeg/GStreamer publishers. Installs what it needs; the tests start their own throwaway
+# PostgreSQL. This is what .ci/run calls.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+deploy/local/install-system-packages.sh --test
+command -v swift >/dev/null || { echo "Swift 6 is required (https://www.swift.org/install/linux/)" >&2; exit 1; }
+
+start=$(date +%s)
+echo "== building (executables first: the end-to-end tests run them)"
+swift build
+swift build --build-tests
+echo "== testing"
+swift test --skip-build --no-parallel "$@"
+echo "== tests done in $(( $(date +%s) - start )) s"

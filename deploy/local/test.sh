@@ -9,6 +9,10 @@ deploy/local/install-system-packages.sh --test
 command -v swift >/dev/null || { echo "Swift 6 is required (https://www.swift.org/install/linux/)" >&2; exit 1; }
 
 start=$(date +%s)
+if command -v docker-compose >/dev/null; then
+    echo "== checking compose.yaml"
+    docker-compose -f compose.yaml config -q
+fi
 echo "== building (executables first: the end-to-end tests run them)"
 swift build
 swift build --build-tests

@@ -22,8 +22,8 @@ enum PackagerHTTP {
         }
         router.get("/live/:tenant/:stream/master.m3u8") { _, context -> Response in
             let package = try lookup(store, context)
-            guard !package.videoRenditions.allSatisfy({ $0.segments.isEmpty }) || !(package.audioRendition?.segments.isEmpty ?? true) else {
-                throw HTTPError(.notFound, message: "The stream has started but no segment is ready yet; retry in a second.")
+            guard package.isReady else {
+                throw HTTPError(.notFound, message: "The stream has started but its first segments are not ready yet; retry in a second.")
             }
             return body(package.multivariantPlaylist(), type: playlistType, cache: "max-age=1")
         }

@@ -22,10 +22,25 @@ enum PlayerPage {
         function say(t) { status.textContent = t; }
         video.addEventListener('playing', () => say('Live'));
         video.addEventListener('waiting', () => say('Buffering…'));
-        video.addEventListener('error', () => say('Playback error: ' + (video.error && video.error.message || 'unknown')));
-        if (video.canPlayType('application/vnd.apple.mpegurl') && !(window.Hls && window.Hls.isSupported())) {
+        // Native playback: wait until the origin has the stream (404 before the first segments),
+        // and start over after an error, so a page opened before the seller goes live still plays.
+        async function startNative() {
+          while (true) {
+            try { const r = await fetch(src, { cache: 'no-store' }); if (r.ok) break; } catch (e) {}
+            say('Waiting for the stream to start…');
+            await new Promise(r => setTimeout(r, 1000));
+          }
           video.src = src;
+          video.play().catch(() => say('Press play to start'));
+        }
+        video.addEventListener('error', () => {
+          say('Playback error: ' + (video.error && video.error.message || 'unknown') + '; retrying');
+          window.storecastErrors = (window.storecastErrors || 0) + 1;
+          if (window.storecastPlayer === 'native') setTimeout(startNative, 2000);
+        });
+        if (video.canPlayType('application/vnd.apple.mpegurl') && !(window.Hls && window.Hls.isSupported())) {
           window.storecastPlayer = 'native';
+          startNative();
         } else if (window.Hls && window.Hls.isSupported()) {
           const hls = new Hls({ lowLatencyMode: true });
           hls.loadSource(src);
@@ -33,11 +48,11 @@ enum PlayerPage {
           hls.on(Hls.Events.ERROR, (e, d) => { if (d.fatal) say('Playback error: ' + d.details); });
           window.storecastPlayer = 'hls.js';
           window.storecastHls = hls;
+          video.play().catch(() => say('Press play to start'));
         } else {
-          video.src = src;
           window.storecastPlayer = 'native-fallback';
+          startNative();
         }
-        video.play().catch(() => say('Press play to start'));
         </script>
         </body></html>
         """

@@ -52,6 +52,11 @@ public struct StreamPackage: Sendable {
 
     public var audioRendition: RenditionPackage? { renditions.values.first { $0.track.kind == .audio } }
 
+    /// Playable once every announced rendition has a segment: a player that fetched the
+    /// multivariant playlist earlier could pick a variant or audio group whose media playlist
+    /// is still empty, which some players (Chromium's native HLS) treat as a parse error.
+    public var isReady: Bool { !renditions.isEmpty && renditions.values.allSatisfy { !$0.segments.isEmpty } }
+
     public func multivariantPlaylist() -> String {
         let audio = audioRendition
         let videos = videoRenditions.filter { !$0.segments.isEmpty }

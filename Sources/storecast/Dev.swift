@@ -15,6 +15,7 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Prometheus /metrics port.") var metricsPort = 9100
     @Option(help: "First of three ZeroMQ ports (work, renditions, telemetry).") var zmqBasePort = 5601
     @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
+    @Option(help: "x264 preset for the transcoder.") var preset = "veryfast"
     @Option(help: "Host name printed in URLs.") var publicHost = "127.0.0.1"
 
     func run() async throws {
@@ -31,7 +32,7 @@ struct Dev: AsyncParsableCommand {
 
         let bin = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let work = "tcp://127.0.0.1:\(zmqBasePort)", renditions = "tcp://127.0.0.1:\(zmqBasePort + 1)", telemetry = "tcp://127.0.0.1:\(zmqBasePort + 2)"
-        var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry]
+        var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", preset]
         if !rungs.isEmpty { transcoderArgs += ["--rungs", rungs] }
         let services: [(String, [String])] = [
             ("storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-port", "\(metricsPort)", "--http-host", "127.0.0.1"]),

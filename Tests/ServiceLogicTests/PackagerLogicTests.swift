@@ -47,3 +47,42 @@ import Testing
         #expect(out.allSatisfy { abs($0.duration - 2.0) < 0.03 })
     }
 }
+
+@Suite struct StreamPackageTests {
+    static func rendition(_ name: String, kind: TrackKind, segments: Int) throws -> RenditionPackage {
+        let config: [UInt8] = kind == .video
+            ? [0x01, 0x42, 0xC0, 0x0D, 0xFF, 0xE1, 0x00, 0x18] + StreamAssemblerSPS.baseline320x240 + [0x01, 0x00, 0x05, 0x68, 0xCB, 0x83, 0xCB, 0x20]
+            : [0x12, 0x08]
+        var r = try RenditionPackage(track: TrackConfig(trackID: kind == .video ? 1 : 2, kind: kind, codec: kind == .video ? "h264" : "aac", name: name, timescale: kind == .video ? 90_000 : 44_100, width: 320, height: 240, bitrate: 400_000, sampleRate: 44_100, channels: 1, config: config))
+        r.segments = (0..<segments).map { PackagedSegment(sequence: $0, duration: 2, bytes: [0, 0, 0, 8, 0x6D, 0x64, 0x61, 0x74], discontinuity: false, sampleCount: 60) }
+        return r
+    }
+
+    @Test func readyOnlyWhenEveryRenditionHasASegment() throws {
+        var p = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: [
+            "360p": try Self.rendition("360p", kind: .video, segments: 1),
+            "audio": try Self.rendition("audio", kind: .audio, segments: 0),
+        ])
+        #expect(!p.isReady)
+        p.renditions["audio"] = try Self.rendition("audio", kind: .audio, segments: 1)
+        #expect(p.isReady)
+        let master = p.multivariantPlaylist()
+        #expect(master.contains("CODECS=\"avc1.42C00D,mp4a.40.2\""))
+        #expect(master.contains("RESOLUTION=320x240"))
+        #expect(master.contains("URI=\"audio/index.m3u8\""))
+    }
+
+    @Test func targetDurationIsTheRoundedLongestSegment() throws {
+        var r = try Self.rendition("360p", kind: .video, segments: 0)
+        r.segments = [PackagedSegment(sequence: 4, duration: 2.4, bytes: [], discontinuity: false, sampleCount: 1),
+                      PackagedSegment(sequence: 5, duration: 3.6, bytes: [], discontinuity: true, sampleCount: 1)]
+        let text = r.mediaPlaylist(segmentURI: { "seg-\($0).m4s" }, initURI: "init.mp4", targetDuration: 2)
+        #expect(text.contains("#EXT-X-TARGETDURATION:4"))
+        #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:4"))
+        #expect(text.contains("#EXT-X-DISCONTINUITY\n#EXTINF:3.60000,\nseg-5.m4s"))
+    }
+}
+
+enum StreamAssemblerSPS {
+    static let baseline320x240: [UInt8] = [0x67, 0x42, 0xC0, 0x0D, 0xD9, 0x01, 0x41, 0xFB, 0x01, 0x10, 0x00, 0x00, 0x03, 0x00, 0x10, 0x00, 0x00, 0x03, 0x03, 0xC0, 0xF1, 0x42, 0xA4, 0x80]
+}

@@ -16,8 +16,10 @@ public final class IngestServer: Service, Sendable {
         /// Where workers push renditions (told to them with each lease).
         public var packagerEndpoint: String
         public var nodeID: String
+        public var liveStreams: LiveStreamTable.Configuration
 
-        public init(rtmpHost: String, rtmpPort: Int, workEndpoint: String, packagerEndpoint: String, nodeID: String) {
+        public init(rtmpHost: String, rtmpPort: Int, workEndpoint: String, packagerEndpoint: String, nodeID: String, liveStreams: LiveStreamTable.Configuration = .init()) {
+            self.liveStreams = liveStreams
             self.rtmpHost = rtmpHost
             self.rtmpPort = rtmpPort
             self.workEndpoint = workEndpoint
@@ -46,7 +48,7 @@ public final class IngestServer: Service, Sendable {
             try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagerEndpoint: config.packagerEndpoint, logger: logger)
         }
         defer { dispatcher.stop() }
-        let gate = PublishGate(catalog: catalog, dispatcher: dispatcher, nodeID: config.nodeID, logger: logger)
+        let gate = PublishGate(catalog: catalog, dispatcher: dispatcher, nodeID: config.nodeID, table: config.liveStreams, logger: logger)
         let connections = ConnectionSet()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await ServerBootstrap(group: group)
@@ -69,7 +71,10 @@ public final class IngestServer: Service, Sendable {
             server.close(promise: nil)
             connections.closeAll()
         }
-        // Give the session rows a moment to be closed before the loop goes away.
+        // Publishers are gone for good now: end the sessions waiting to reconnect, and give the
+        // session rows a moment to be closed before the loop goes away.
+        try? await Task.sleep(for: .milliseconds(100))
+        gate.endAll()
         try? await Task.sleep(for: .milliseconds(300))
         try? await group.shutdownGracefully()
     }

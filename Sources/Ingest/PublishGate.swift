@@ -5,6 +5,7 @@ import PostgresClient
 import RTMP
 import StorecastRuntime
 import StorecastWire
+import Synchronization
 import ZeroMQ
 
 /// A publish that passed the key check.
@@ -13,26 +14,40 @@ public struct PublishGrant: Sendable, Equatable {
     public var sessionID: Int64
     public var tenant: String
     public var streamName: String
+    /// Set when this publish continues a session (reconnect or takeover).
+    public var continuing: StreamTimeline?
+    public var gap: Duration
+    public var resumed: Bool
 }
 
-/// What the RTMP handlers need from the rest of ingest: the key check against PostgreSQL and
-/// the hand-off to the dispatcher thread. Sendable; shared by all connections.
+/// What the RTMP handlers need from the rest of ingest: the key check against PostgreSQL, the
+/// live-stream table (takeover, reconnect window), and the hand-off to the dispatcher thread.
 public final class PublishGate: Sendable {
+    private struct Shared {
+        var table: LiveStreamTable
+        var closers: [Int: @Sendable (String) -> Void] = [:]
+    }
+
     private let catalog: StreamCatalog
     private let dispatcher: ZMQActor<DispatchCommand>
     private let nodeID: String
     private let logger: Logger
+    private let shared: Mutex<Shared>
+    private let clock = ContinuousClock()
     private let refused = Counter(label: "storecast_ingest_publish_refused_total")
     private let accepted = Counter(label: "storecast_ingest_publish_accepted_total")
+    private let resumedCounter = Counter(label: "storecast_ingest_publish_resumed_total")
+    private let takeovers = Counter(label: "storecast_ingest_publish_takeovers_total")
 
-    init(catalog: StreamCatalog, dispatcher: ZMQActor<DispatchCommand>, nodeID: String, logger: Logger) {
+    init(catalog: StreamCatalog, dispatcher: ZMQActor<DispatchCommand>, nodeID: String, table: LiveStreamTable.Configuration, logger: Logger) {
         self.catalog = catalog
         self.dispatcher = dispatcher
         self.nodeID = nodeID
         self.logger = logger
+        self.shared = Mutex(Shared(table: LiveStreamTable(configuration: table)))
     }
 
-    func authorize(_ request: PublishRequest, remote: String) async -> Result<PublishGrant, ServerSessionStateMachine.Rejection> {
+    func authorize(_ request: PublishRequest, remote: String, owner: Int, closer: @escaping @Sendable (String) -> Void) async -> Result<PublishGrant, ServerSessionStateMachine.Rejection> {
         let record: StreamRecord?
         do {
             record = try await catalog.stream(forKey: request.streamKey)
@@ -46,25 +61,64 @@ public final class PublishGate: Sendable {
             refused.increment()
             return .failure(.badName("Unknown stream key. Copy the key from your Storecast dashboard."))
         }
-        guard record.liveStreamsOfTenant < record.maxConcurrentStreams else {
-            logger.warning("publish refused: tenant at concurrent-stream quota", metadata: ["remote": "\(remote)", "tenant": "\(record.tenantSlug)", "quota": "\(record.maxConcurrentStreams)"])
+        let claim = shared.withLock { $0.table.claim(record.streamID, now: clock.now) }
+        var grant = PublishGrant(streamID: record.streamID, sessionID: 0, tenant: record.tenantSlug, streamName: record.streamSlug, continuing: nil, gap: .zero, resumed: false)
+        switch claim {
+        case .busy(let other):
+            logger.warning("publish refused: stream already live from another connection", metadata: ["remote": "\(remote)", "stream": "\(record.streamSlug)", "live_from": "\(other)"])
             refused.increment()
-            return .failure(.quotaExceeded("Tenant \(record.tenantSlug) already has \(record.liveStreamsOfTenant) live streams (quota \(record.maxConcurrentStreams))."))
+            return .failure(.badName("Stream \(record.streamSlug) is already being published from \(other). Stop that encoder first."))
+        case .resume(let session, let timeline, let gap):
+            grant.sessionID = session
+            grant.continuing = timeline
+            grant.gap = gap
+            grant.resumed = true
+            resumedCounter.increment()
+            logger.info("publisher reconnected within the window; continuing the session", metadata: ["remote": "\(remote)", "stream": "\(record.streamSlug)", "session": "\(session)", "gap": "\(gap)"])
+        case .takeover(let session, let previous, let timeline):
+            grant.sessionID = session
+            grant.continuing = timeline
+            grant.gap = .milliseconds(1)
+            grant.resumed = true
+            takeovers.increment()
+            let close = shared.withLock { $0.closers.removeValue(forKey: previous) }
+            close?("taken over by a new publish of the same stream")
+            logger.info("new publish takes over a silent connection", metadata: ["remote": "\(remote)", "stream": "\(record.streamSlug)", "session": "\(session)"])
+        case .new:
+            guard record.liveStreamsOfTenant < record.maxConcurrentStreams else {
+                logger.warning("publish refused: tenant at concurrent-stream quota", metadata: ["remote": "\(remote)", "tenant": "\(record.tenantSlug)", "quota": "\(record.maxConcurrentStreams)"])
+                refused.increment()
+                return .failure(.quotaExceeded("Tenant \(record.tenantSlug) already has \(record.liveStreamsOfTenant) live streams (quota \(record.maxConcurrentStreams))."))
+            }
+            do {
+                grant.sessionID = try await catalog.openSession(streamID: record.streamID, ingestNode: nodeID, remoteAddress: remote, client: request.flashVer)
+            } catch {
+                logger.error("could not open session", metadata: ["error": "\(error)"])
+                refused.increment()
+                return .failure(.unavailable("Storecast could not start the session; retry in a few seconds."))
+            }
         }
-        do {
-            let session = try await catalog.openSession(streamID: record.streamID, ingestNode: nodeID, remoteAddress: remote, client: request.flashVer)
-            accepted.increment()
-            logger.info("publish started", metadata: ["remote": "\(remote)", "tenant": "\(record.tenantSlug)", "stream": "\(record.streamSlug)", "session": "\(session)", "client": "\(request.flashVer ?? "?")"])
-            return .success(PublishGrant(streamID: record.streamID, sessionID: session, tenant: record.tenantSlug, streamName: record.streamSlug))
-        } catch {
-            logger.error("could not open session", metadata: ["error": "\(error)"])
-            refused.increment()
-            return .failure(.unavailable("Storecast could not start the session; retry in a few seconds."))
+        shared.withLock {
+            $0.table.publishing(record.streamID, sessionID: grant.sessionID, owner: owner, remote: remote, now: clock.now)
+            $0.closers[owner] = closer
         }
+        if grant.resumed {
+            let catalog = self.catalog
+            Task { try? await catalog.setStatus(streamID: record.streamID, "live") }
+        }
+        accepted.increment()
+        logger.info("publish started", metadata: ["remote": "\(remote)", "tenant": "\(record.tenantSlug)", "stream": "\(record.streamSlug)", "session": "\(grant.sessionID)", "client": "\(request.flashVer ?? "?")"])
+        return .success(grant)
     }
 
     func forward(_ message: WireMessage, streamID: Int64) {
         dispatcher.send(.media(streamID: streamID, message))
+    }
+
+    /// Media arrived: the connection is alive and its timeline has advanced.
+    func media(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline) {
+        let now = clock.now
+        shared.withLock { $0.table.media(grant.streamID, owner: owner, timeline: timeline, now: now) }
     }
 
     func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?) {
@@ -72,13 +126,56 @@ public final class PublishGate: Sendable {
         Task { try? await catalog.describeSession(grant.sessionID, videoCodec: video, audioCodec: audio, width: width, height: height) }
     }
 
-    func ended(_ grant: PublishGrant, reason: String) {
+    /// The publisher said it is done: end the session now.
+    func unpublished(_ grant: PublishGrant, owner: Int) {
+        let ended = shared.withLock { s -> Int64? in
+            s.closers.removeValue(forKey: owner)
+            return s.table.unpublished(grant.streamID, owner: owner)
+        }
+        if ended != nil { end(grant, reason: "unpublished") }
+    }
+
+    /// The connection dropped without unpublishing: keep the session for the reconnect window.
+    func dropped(_ grant: PublishGrant, owner: Int) {
+        let now = clock.now
+        let (generation, window) = shared.withLock { s -> (Int?, Duration) in
+            s.closers.removeValue(forKey: owner)
+            return (s.table.dropped(grant.streamID, owner: owner, now: now), s.table.configuration.reconnectWindow)
+        }
+        guard let generation else { return }  // taken over: the new connection owns the session
+        logger.info("publisher dropped; waiting for it to reconnect", metadata: ["stream": "\(grant.streamName)", "session": "\(grant.sessionID)", "window": "\(window)"])
+        let catalog = self.catalog
+        Task { try? await catalog.setStatus(streamID: grant.streamID, "reconnecting") }
+        Task { [self] in
+            try? await Task.sleep(for: window)
+            let expired = shared.withLock { $0.table.expire(grant.streamID, generation: generation) }
+            if expired != nil { end(grant, reason: "disconnected") }
+        }
+    }
+
+    private func end(_ grant: PublishGrant, reason: String) {
         dispatcher.send(.ended(streamID: grant.streamID, reason: reason))
         let (catalog, logger) = (self.catalog, self.logger)
         logger.info("publish ended", metadata: ["stream": "\(grant.streamName)", "session": "\(grant.sessionID)", "reason": "\(reason)"])
         Task {
             do { try await catalog.closeSession(grant.sessionID, streamID: grant.streamID, reason: reason) } catch {
                 logger.error("could not close session row", metadata: ["session": "\(grant.sessionID)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Ends every session still waiting in its window (graceful shutdown).
+    func endAll() {
+        let waiting = shared.withLock { s -> [(Int64, Int)] in
+            s.table.entries.compactMap { id, e in
+                if case .reconnecting = e.state { return (id, e.generation) }
+                return nil
+            }
+        }
+        for (stream, generation) in waiting {
+            let session = shared.withLock { $0.table.expire(stream, generation: generation) }
+            if let session {
+                end(PublishGrant(streamID: stream, sessionID: session, tenant: "", streamName: "\(stream)", continuing: nil, gap: .zero, resumed: false), reason: "ingest shut down")
             }
         }
     }

@@ -3,6 +3,7 @@ import Metrics
 import NIOCore
 import RTMP
 import StorecastWire
+import Synchronization
 
 /// One publisher's TCP connection: handshake, chunk stream and command state machines from the
 /// pure RTMP module, driven here; this handler only moves bytes and carries out actions.
@@ -22,6 +23,9 @@ final class RTMPConnectionHandler: ChannelInboundHandler {
     private let gate: PublishGate
     private var logger: Logger
     private var remote = "unknown"
+    /// Identifies this connection in the live-stream table.
+    private let owner = RTMPConnectionHandler.nextOwner.add(1, ordering: .relaxed).newValue
+    private static let nextOwner = Atomic<Int>(0)
 
     private let bytesIn = Counter(label: "storecast_ingest_bytes_total")
     private let rejectedTags = Counter(label: "storecast_ingest_rejected_tags_total")
@@ -82,7 +86,9 @@ final class RTMPConnectionHandler: ChannelInboundHandler {
             case .metadata:
                 break
             case .unpublished:
-                endPublish(reason: "unpublished")
+                if let grant { gate.unpublished(grant, owner: owner) }
+                grant = nil
+                assembler = nil
             case .close(let reason, let messages):
                 send(context, messages)
                 logger.info("closing RTMP connection", metadata: ["reason": "\(reason)"])
@@ -96,12 +102,19 @@ final class RTMPConnectionHandler: ChannelInboundHandler {
     private func authorize(_ request: PublishRequest, context: ChannelHandlerContext) {
         let gate = self.gate
         let remote = self.remote
-        let future = context.eventLoop.makeFutureWithTask { await gate.authorize(request, remote: remote) }
+        let owner = self.owner
+        let channel = context.channel
+        let closer: @Sendable (String) -> Void = { reason in
+            channel.eventLoop.execute { channel.close(promise: nil) }
+        }
+        let future = context.eventLoop.makeFutureWithTask { await gate.authorize(request, remote: remote, owner: owner, closer: closer) }
         future.assumeIsolated().whenSuccess { result in
             switch result {
             case .success(let grant):
                 self.grant = grant
-                self.assembler = StreamAssembler(identity: .init(streamID: grant.streamID, sessionID: grant.sessionID, tenant: grant.tenant, streamName: grant.streamName))
+                self.assembler = StreamAssembler(
+                    identity: .init(streamID: grant.streamID, sessionID: grant.sessionID, tenant: grant.tenant, streamName: grant.streamName),
+                    continuing: grant.continuing, gap: grant.gap)
                 self.logger[metadataKey: "stream"] = "\(grant.streamName)"
                 self.perform(self.session.publishAuthorized(), context: context)
             case .failure(let rejection):
@@ -128,19 +141,18 @@ final class RTMPConnectionHandler: ChannelInboundHandler {
                 timestampCorrections.increment()
             }
         }
+        if let timeline = assembler.timeline { gate.media(grant, owner: owner, timeline: timeline) }
         self.assembler = assembler
     }
 
-    private func endPublish(reason: String) {
-        guard let grant else { return }
-        self.grant = nil
-        self.assembler = nil
-        gate.ended(grant, reason: reason)
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
-        perform(session.connectionClosed(), context: context)
-        endPublish(reason: "disconnected")
+        _ = session.connectionClosed()
+        if let grant {
+            // Not an unpublish: the publisher may come back within the reconnect window.
+            gate.dropped(grant, owner: owner)
+            self.grant = nil
+            self.assembler = nil
+        }
         context.fireChannelInactive()
     }
 

@@ -34,9 +34,29 @@ public struct StreamAssembler: Sendable {
     private var announced: [TrackConfig]?
     private var timestamps = TimestampNormalizer()
     private var sequence: UInt64 = 0
+    /// Added to every normalised timestamp: non-zero when this publish continues a session.
+    private let origin: Int64
+    private var pendingDiscontinuity: Bool
+    private var lastDts: Int64?
 
-    public init(identity: Identity) {
+    /// - Parameters:
+    ///   - continuing: where the session's timeline stood when the previous connection dropped;
+    ///     this connection's timestamps (which restart at 0) continue after it, `gap` later.
+    public init(identity: Identity, continuing: StreamTimeline? = nil, gap: Duration = .zero) {
         self.identity = identity
+        if let continuing {
+            let gapMs = gap.components.seconds * 1000 + gap.components.attoseconds / 1_000_000_000_000_000
+            origin = continuing.lastDts + max(1, gapMs)
+            sequence = continuing.lastSequence
+        } else {
+            origin = 0
+        }
+        pendingDiscontinuity = continuing != nil
+    }
+
+    /// Where this publish's timeline stands (for a later reconnect).
+    public var timeline: StreamTimeline? {
+        lastDts.map { StreamTimeline(lastDts: $0, lastSequence: sequence) }
     }
 
     public var videoSize: (width: Int, height: Int)? {
@@ -103,9 +123,12 @@ public struct StreamAssembler: Sendable {
             announced = tracks
             events.append(.message(.streamAnnounce(StreamAnnounce(
                 streamID: identity.streamID, sessionID: identity.sessionID, tenant: identity.tenant,
-                streamName: identity.streamName, discontinuity: false, tracks: tracks))))
+                streamName: identity.streamName, discontinuity: pendingDiscontinuity, tracks: tracks))))
+            pendingDiscontinuity = false
         }
-        let (dts, correction) = timestamps.normalize(timestamp, track: track)
+        let (relative, correction) = timestamps.normalize(timestamp, track: track)
+        let dts = origin + relative
+        lastDts = max(lastDts ?? dts, dts)
         if correction != .none { events.append(.timestampCorrected(correction)) }
         sequence += 1
         events.append(.message(.accessUnit(AccessUnit(

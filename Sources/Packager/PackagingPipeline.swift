@@ -56,6 +56,15 @@ final class PackagingPipeline: ZMQActorBody {
     private func announce(_ a: StreamAnnounce) {
         let key = PackageStore.key(tenant: a.tenant, stream: a.streamName)
         var stream = streams[a.streamID] ?? Stream(key: key, segmenters: [:], names: [:])
+        if a.discontinuity {
+            // The timeline jumps (publisher reconnect, failover): close every open segment and
+            // start the next ones with EXT-X-DISCONTINUITY.
+            for (id, var segmenter) in stream.segmenters {
+                if let segment = segmenter.finish(), let name = stream.names[id] { publish(segment, rendition: name, key: key) }
+                segmenter.markDiscontinuity()
+                stream.segmenters[id] = segmenter
+            }
+        }
         var fresh: [String: RenditionPackage] = [:]
         for track in a.tracks {
             if let existing = stream.segmenters[track.trackID], existing.track == track { continue }

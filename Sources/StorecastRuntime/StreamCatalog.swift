@@ -91,6 +91,10 @@ public struct StreamCatalog: Sendable {
             [String(sessionID), videoCodec, audioCodec, width.map(String.init), height.map(String.init)])
     }
 
+    public func setStatus(streamID: Int64, _ status: String) async throws {
+        try await database.execute("UPDATE streams SET status = $2, updated_at = now() WHERE id = $1", [String(streamID), status])
+    }
+
     public func closeSession(_ sessionID: Int64, streamID: Int64, reason: String) async throws {
         try await database.run { conn in
             try conn.execute("UPDATE sessions SET ended_at = now(), end_reason = $2 WHERE id = $1 AND ended_at IS NULL", [String(sessionID), reason])

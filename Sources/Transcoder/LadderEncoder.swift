@@ -48,6 +48,12 @@ final class LadderEncoder {
     private func configure(_ source: StreamAnnounce) throws -> [WireMessage] {
         let video = source.tracks.first { $0.kind == .video }
         let audio = source.tracks.first { $0.kind == .audio }
+        if source.discontinuity {
+            // Reconnect or takeover: the timeline jumps. Restart decoding at the next keyframe
+            // and make the next output frame an IDR in every rendition.
+            waitingForKeyframe = true
+            cadence.reset()
+        }
         if let video, video.config != decoderConfig {
             // New or changed sequence header: re-open the decoder at the next keyframe; the output
             // renditions keep their sizes and timelines (the scalers follow the new input size).
@@ -84,7 +90,7 @@ final class LadderEncoder {
             tracks.append(out)
         }
         let next = StreamAnnounce(streamID: source.streamID, sessionID: source.sessionID, tenant: source.tenant, streamName: source.streamName, discontinuity: source.discontinuity, tracks: tracks)
-        guard next != announce else { return [] }
+        guard next != announce || source.discontinuity else { return [] }
         announce = next
         return [.streamAnnounce(next)]
     }

@@ -15,6 +15,8 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "ZeroMQ endpoint transcoder workers connect to (bound here).") var workEndpoint = "tcp://*:5601"
     @Option(help: "ZeroMQ endpoint of the packager that workers push renditions to.") var packagerEndpoint = "tcp://127.0.0.1:5602"
     @Option(help: "ZeroMQ endpoint of the metrics collector.") var metricsEndpoint = "tcp://127.0.0.1:5603"
+    @Option(help: "Seconds a dropped publisher has to reconnect and continue its session.") var reconnectWindow: Double = 10
+    @Option(help: "Seconds without media after which a new publish of the same key takes over.") var takeoverIdle: Double = 2
     @Option(help: "Node name in sessions, logs and metrics.") var node: String?
     @Option(help: "Log level.") var logLevel = "info"
 
@@ -25,7 +27,9 @@ struct IngestCommand: AsyncParsableCommand {
         let context = try ZMQContext()
         let database = PostgresExecutor(conninfo: self.database, name: "ingest-db")
         let server = IngestServer(
-            configuration: .init(rtmpHost: rtmpHost, rtmpPort: rtmpPort, workEndpoint: workEndpoint, packagerEndpoint: packagerEndpoint, nodeID: nodeID),
+            configuration: .init(
+                rtmpHost: rtmpHost, rtmpPort: rtmpPort, workEndpoint: workEndpoint, packagerEndpoint: packagerEndpoint, nodeID: nodeID,
+                liveStreams: .init(reconnectWindow: .milliseconds(Int(reconnectWindow * 1000)), takeoverIdle: .milliseconds(Int(takeoverIdle * 1000)))),
             catalog: StreamCatalog(database: database), context: context, logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "ingest", node: nodeID, context: context, logger: logger)
         try await ServiceRunner.run([server, telemetry], logger: logger)

@@ -127,3 +127,56 @@ import Testing
         #expect(r.leastLoaded() == nil)
     }
 }
+
+@Suite struct LiveStreamTableTests {
+    let t0 = ContinuousClock.Instant.now
+    let config = LiveStreamTable.Configuration(reconnectWindow: .seconds(10), takeoverIdle: .seconds(2))
+
+    @Test func dropThenReturnWithinTheWindowResumesTheSession() {
+        var table = LiveStreamTable(configuration: config)
+        #expect(table.claim(7, now: t0) == .new)
+        table.publishing(7, sessionID: 70, owner: 1, remote: "a", now: t0)
+        table.media(7, owner: 1, timeline: StreamTimeline(lastDts: 5000, lastSequence: 300), now: t0 + .seconds(5))
+        let generation = table.dropped(7, owner: 1, now: t0 + .seconds(6))
+        #expect(generation != nil)
+        #expect(table.claim(7, now: t0 + .seconds(9)) == .resume(sessionID: 70, timeline: StreamTimeline(lastDts: 5000, lastSequence: 300), gap: .seconds(3)))
+        table.publishing(7, sessionID: 70, owner: 2, remote: "b", now: t0 + .seconds(9))
+        #expect(table.expire(7, generation: generation!) == nil, "a stale expiry after the resume does nothing")
+    }
+
+    @Test func windowRunsOutAndTheSessionEnds() {
+        var table = LiveStreamTable(configuration: config)
+        table.publishing(7, sessionID: 70, owner: 1, remote: "a", now: t0)
+        let generation = table.dropped(7, owner: 1, now: t0)!
+        #expect(table.claim(7, now: t0 + .seconds(11)) == .new)
+        #expect(table.expire(7, generation: generation) == 70)
+        #expect(table.claim(7, now: t0 + .seconds(11)) == .new)
+    }
+
+    @Test func liveConnectionIsBusyButASilentOneIsTakenOver() {
+        var table = LiveStreamTable(configuration: config)
+        table.publishing(7, sessionID: 70, owner: 1, remote: "10.0.0.1:5000", now: t0)
+        table.media(7, owner: 1, timeline: StreamTimeline(lastDts: 100, lastSequence: 3), now: t0 + .seconds(1))
+        #expect(table.claim(7, now: t0 + .milliseconds(1500)) == .busy(remote: "10.0.0.1:5000"))
+        #expect(table.claim(7, now: t0 + .seconds(4)) == .takeover(sessionID: 70, previousOwner: 1, timeline: StreamTimeline(lastDts: 100, lastSequence: 3)))
+        table.publishing(7, sessionID: 70, owner: 2, remote: "b", now: t0 + .seconds(4))
+        #expect(table.dropped(7, owner: 1, now: t0 + .seconds(4)) == nil, "the replaced connection no longer owns the stream")
+        #expect(table.unpublished(7, owner: 2) == 70)
+    }
+}
+
+@Suite struct StreamAssemblerContinuationTests {
+    @Test func aResumedPublishContinuesTheTimelineAndMarksADiscontinuity() throws {
+        var a = StreamAssembler(identity: .init(streamID: 9, sessionID: 3, tenant: "t", streamName: "s"),
+                                continuing: StreamTimeline(lastDts: 60_000, lastSequence: 1800), gap: .milliseconds(2500))
+        _ = a.received(StreamAssemblerTests.avcHeader)
+        let events = a.received(RTMPMessage(chunkStreamID: 6, timestamp: 0, typeID: 9, messageStreamID: 1, payload: [0x17, 1, 0, 0, 0, 0, 0, 0, 1, 0x65]))
+        guard case .message(.streamAnnounce(let announce)) = events.first, case .message(.accessUnit(let unit)) = events.last else {
+            Issue.record("expected announce and unit: \(events)"); return
+        }
+        #expect(announce.discontinuity)
+        #expect(unit.dts == 62_500)
+        #expect(unit.sequence == 1801)
+        #expect(a.timeline == StreamTimeline(lastDts: 62_500, lastSequence: 1801))
+    }
+}

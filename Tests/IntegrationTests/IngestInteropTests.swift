@@ -1,0 +1,122 @@
+import Foundation
+import PostgresClient
+import StorecastWire
+import Testing
+
+/// Real publishers (ffmpeg's RTMP, GStreamer's rtmp2sink, GStreamer's rtmpsink = librtmp as in
+/// OBS) against storecast-ingest; what reaches a transcoder over ZeroMQ is checked unit by unit.
+@Suite(.serialized) struct IngestInteropTests {
+    @Test(arguments: Publisher.allCases)
+    func publisherDeliversACompleteStream(_ publisher: Publisher) async throws {
+        let h = try await IngestHarness()
+        let p = try publisher.start(url: h.rtmpURL, frames: 90, logDirectory: h.stack.logDirectory)
+        #expect(await p.wait(timeout: 30) == 0, "\(publisher) failed: \(p.log)")
+        let ended = await StorecastStack.eventually(timeout: .seconds(5)) { h.worker.ended }
+        #expect(ended, "stream end reached the worker")
+
+        guard case .assign(let assignment) = h.worker.messages.first else {
+            Issue.record("first message is the lease: \(h.worker.messages.prefix(2))"); return
+        }
+        #expect(assignment.packagerEndpoint == "tcp://127.0.0.1:1")
+        let announce = try #require(h.worker.announces.first)
+        let video = try #require(announce.tracks.first { $0.kind == .video })
+        #expect(video.codec == "h264" && video.width == 320 && video.height == 240)
+        #expect(video.config.first == 1, "avcC configurationVersion")
+        let audio = try #require(announce.tracks.first { $0.kind == .audio })
+        #expect(audio.codec == "aac" && audio.sampleRate == 44_100)
+
+        let frames = h.worker.units(track: .video)
+        #expect(frames.count == 90, "every frame arrives once")
+        #expect(frames.first?.isKeyframe == true)
+        #expect(frames.filter(\.isKeyframe).count == 3, "a keyframe every 30 frames")
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.dts <= $1.dts }, "monotonic decode timestamps")
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
+        let span = (frames.last?.dts ?? 0) - (frames.first?.dts ?? 0)
+        #expect(abs(span - 2967) <= 40, "89 frame intervals at 30 fps: \(span) ms")
+        let sound = h.worker.units(track: .audio)
+        #expect(sound.count >= 100, "about 3 s of AAC frames: \(sound.count)")
+        #expect(zip(sound, sound.dropFirst()).allSatisfy { $0.dts <= $1.dts })
+        #expect(await h.stop() == 0)
+    }
+
+    @Test func audioOnlyPublishIsAnnouncedWithOnlyAnAudioTrack() async throws {
+        let h = try await IngestHarness()
+        let p = try Publisher.gstreamerRTMP2Sink.start(url: h.rtmpURL, frames: 60, video: false, logDirectory: h.stack.logDirectory)
+        #expect(await p.wait(timeout: 30) == 0, "publisher failed: \(p.log)")
+        _ = await StorecastStack.eventually(timeout: .seconds(5)) { h.worker.ended }
+        let announce = try #require(h.worker.announces.first)
+        #expect(announce.tracks.map(\.kind) == [.audio])
+        #expect(h.worker.units(track: .audio).count >= 50)
+        _ = await h.stop()
+    }
+
+    @Test func droppedPublisherThatReturnsContinuesTheSession() async throws {
+        let h = try await IngestHarness(reconnectWindow: 10)
+        let first = try Publisher.ffmpeg.start(url: h.rtmpURL, frames: 600, logDirectory: h.stack.logDirectory)
+        _ = await StorecastStack.eventually(timeout: .seconds(10)) { h.worker.units(track: .video).count >= 60 }
+        kill(first.process.processIdentifier, SIGKILL)  // Wi-Fi to LTE: the connection just dies
+        _ = await first.wait(timeout: 5)
+        let db = PostgresExecutor(conninfo: h.stack.database)
+        defer { db.shutdown() }
+        let reconnecting = try await StorecastStack.eventually(timeout: .seconds(5)) {
+            try await db.execute("SELECT status FROM streams").value(0, "status") == "reconnecting"
+        }
+        #expect(reconnecting, "stream shows as reconnecting during the window")
+        let before = h.worker.units(track: .video).count
+        let lastBefore = try #require(h.worker.units(track: .video).last)
+
+        let second = try Publisher.ffmpeg.start(url: h.rtmpURL, frames: 60, logDirectory: h.stack.logDirectory)
+        #expect(await second.wait(timeout: 30) == 0, "reconnecting publisher failed: \(second.log)")
+        _ = await StorecastStack.eventually(timeout: .seconds(5)) { h.worker.ended }
+        let announces = h.worker.announces
+        #expect(announces.count == 2 && announces[1].discontinuity, "re-announced with a discontinuity, not ended: \(announces.map(\.discontinuity))")
+        #expect(announces.allSatisfy { $0.sessionID == announces[0].sessionID }, "same session")
+        let resumed = h.worker.units(track: .video)[before...]
+        #expect(resumed.count == 60)
+        #expect(resumed.first.map { $0.dts > lastBefore.dts } == true, "the timeline continues forward")
+        let ends = h.worker.messages.filter { if case .streamEnd = $0 { true } else { false } }
+        #expect(ends.count == 1, "one end, after the second publisher unpublished")
+        let sessions = try await db.execute("SELECT count(*) AS n, max(end_reason) AS reason FROM sessions")
+        #expect(sessions.int(0, "n") == 1 && sessions.value(0, "reason") == "unpublished")
+        _ = await h.stop()
+    }
+
+    @Test func windowExpiryEndsTheSession() async throws {
+        let h = try await IngestHarness(reconnectWindow: 1)
+        let p = try Publisher.ffmpeg.start(url: h.rtmpURL, frames: 600, logDirectory: h.stack.logDirectory)
+        _ = await StorecastStack.eventually(timeout: .seconds(10)) { h.worker.units(track: .video).count >= 30 }
+        kill(p.process.processIdentifier, SIGKILL)
+        let ended = await StorecastStack.eventually(timeout: .seconds(5)) { h.worker.ended }
+        #expect(ended)
+        let db = PostgresExecutor(conninfo: h.stack.database)
+        defer { db.shutdown() }
+        let closed = try await StorecastStack.eventually(timeout: .seconds(5)) {
+            try await db.execute("SELECT end_reason FROM sessions").value(0, "end_reason") == "disconnected"
+        }
+        #expect(closed)
+        _ = await h.stop()
+    }
+
+    @Test func silentConnectionIsTakenOverButALiveOneIsNot() async throws {
+        let h = try await IngestHarness(takeoverIdle: 1.5)
+        let first = try Publisher.ffmpeg.start(url: h.rtmpURL, frames: 900, logDirectory: h.stack.logDirectory)
+        _ = await StorecastStack.eventually(timeout: .seconds(10)) { h.worker.units(track: .video).count >= 30 }
+
+        // While the first publisher is alive, a second one is refused.
+        let rival = try Publisher.ffmpeg.start(url: h.rtmpURL, frames: 30, logDirectory: h.stack.logDirectory)
+        #expect(await rival.wait(timeout: 20) != 0)
+        #expect(rival.log.contains("already being published"), "rival sees why: \(rival.log)")
+
+        // Freeze the first publisher: its TCP connection stays open but sends nothing.
+        kill(first.process.processIdentifier, SIGSTOP)
+        try await Task.sleep(for: .seconds(2))
+        let second = try Publisher.ffmpeg.start(url: h.rtmpURL, frames: 60, logDirectory: h.stack.logDirectory)
+        #expect(await second.wait(timeout: 30) == 0, "takeover publisher failed: \(second.log)")
+        kill(first.process.processIdentifier, SIGCONT)
+        #expect(await first.wait(timeout: 10) != 0, "the replaced connection was closed")
+        #expect(h.ingest.log.contains("new publish takes over a silent connection"))
+        let announces = h.worker.announces
+        #expect(announces.count == 2 && announces[1].discontinuity)
+        _ = await h.stop()
+    }
+}

@@ -143,6 +143,15 @@ let package = Package(
             dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "StorecastWire", "StorecastTestSupport"],
             swiftSettings: swift6),
         .testTarget(
+            name: "IngestChannelTests",
+            dependencies: [
+                "Ingest", "RTMP", "StorecastWire", "StorecastTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swift6),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport"],
             swiftSettings: swift6),

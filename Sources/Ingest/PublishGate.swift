@@ -47,7 +47,7 @@ public final class PublishGate: Sendable {
         self.shared = Mutex(Shared(table: LiveStreamTable(configuration: table)))
     }
 
-    func authorize(_ request: PublishRequest, remote: String, owner: Int, closer: @escaping @Sendable (String) -> Void) async -> Result<PublishGrant, ServerSessionStateMachine.Rejection> {
+    public func authorize(_ request: PublishRequest, remote: String, owner: Int, closer: @escaping @Sendable (String) -> Void) async -> Result<PublishGrant, ServerSessionStateMachine.Rejection> {
         let record: StreamRecord?
         do {
             record = try await catalog.stream(forKey: request.streamKey)
@@ -111,23 +111,23 @@ public final class PublishGate: Sendable {
         return .success(grant)
     }
 
-    func forward(_ message: WireMessage, streamID: Int64) {
+    public func forward(_ message: WireMessage, streamID: Int64) {
         dispatcher.send(.media(streamID: streamID, message))
     }
 
     /// Media arrived: the connection is alive and its timeline has advanced.
-    func media(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline) {
+    public func media(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline) {
         let now = clock.now
         shared.withLock { $0.table.media(grant.streamID, owner: owner, timeline: timeline, now: now) }
     }
 
-    func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?) {
+    public func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?) {
         let catalog = self.catalog
         Task { try? await catalog.describeSession(grant.sessionID, videoCodec: video, audioCodec: audio, width: width, height: height) }
     }
 
     /// The publisher said it is done: end the session now.
-    func unpublished(_ grant: PublishGrant, owner: Int) {
+    public func unpublished(_ grant: PublishGrant, owner: Int) {
         let ended = shared.withLock { s -> Int64? in
             s.closers.removeValue(forKey: owner)
             return s.table.unpublished(grant.streamID, owner: owner)
@@ -136,7 +136,7 @@ public final class PublishGate: Sendable {
     }
 
     /// The connection dropped without unpublishing: keep the session for the reconnect window.
-    func dropped(_ grant: PublishGrant, owner: Int) {
+    public func dropped(_ grant: PublishGrant, owner: Int) {
         let now = clock.now
         let (generation, window) = shared.withLock { s -> (Int?, Duration) in
             s.closers.removeValue(forKey: owner)

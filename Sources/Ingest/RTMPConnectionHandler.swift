@@ -7,9 +7,9 @@ import Synchronization
 
 /// One publisher's TCP connection: handshake, chunk stream and command state machines from the
 /// pure RTMP module, driven here; this handler only moves bytes and carries out actions.
-final class RTMPConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+public final class RTMPConnectionHandler: ChannelInboundHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias OutboundOut = ByteBuffer
 
     private var handshake = HandshakeStateMachine()
     private var handshakeDone = false
@@ -20,7 +20,7 @@ final class RTMPConnectionHandler: ChannelInboundHandler {
     private var grant: PublishGrant?
     private var lastAcknowledged: UInt64 = 0
     private var describedSize: (Int, Int)?
-    private let gate: PublishGate
+    private let gate: any PublishSink
     private var logger: Logger
     private var remote = "unknown"
     /// Identifies this connection in the live-stream table.
@@ -31,18 +31,18 @@ final class RTMPConnectionHandler: ChannelInboundHandler {
     private let rejectedTags = Counter(label: "storecast_ingest_rejected_tags_total")
     private let timestampCorrections = Counter(label: "storecast_ingest_timestamp_corrections_total")
 
-    init(gate: PublishGate, logger: Logger) {
+    public init(gate: any PublishSink, logger: Logger) {
         self.gate = gate
         self.logger = logger
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    public func channelActive(context: ChannelHandlerContext) {
         remote = context.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
         logger[metadataKey: "remote"] = "\(remote)"
         context.fireChannelActive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
         bytesIn.increment(by: bytes.count)
@@ -145,7 +145,7 @@ final class RTMPConnectionHandler: ChannelInboundHandler {
         self.assembler = assembler
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         _ = session.connectionClosed()
         if let grant {
             // Not an unpublish: the publisher may come back within the reconnect window.
@@ -156,7 +156,7 @@ final class RTMPConnectionHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    public func errorCaught(context: ChannelHandlerContext, error: Error) {
         logger.info("RTMP connection error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }

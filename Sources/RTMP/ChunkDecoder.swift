@@ -17,6 +17,8 @@ public struct ChunkDecoder: Sendable {
         var typeID: UInt8 = 0
         var messageStreamID: UInt32 = 0
         var extended = false
+        /// The extended timestamp field of the last type 0-2 header on this chunk stream.
+        var extendedField: UInt32 = 0
         var payload: [UInt8] = []
         var inProgress = false
     }
@@ -109,12 +111,19 @@ public struct ChunkDecoder: Sendable {
             state.extended = timestampField == 0xFF_FFFF
         }
         if state.extended {
-            // Type 3 chunks repeat the extended timestamp when the stream's last type 0-2 header
-            // carried one (spec 5.3.1.3; ffmpeg and librtmp both send it).
+            // The spec (5.3.1.3) has type 3 chunks repeat the extended timestamp when the stream's
+            // last type 0-2 header carried one, and ffmpeg and librtmp do; some encoders (old
+            // HaishinKit, some hardware) omit it. For type 3, take the 4 bytes as the field only
+            // when they equal the last one, otherwise they are payload.
             guard p + 4 <= end else { return nil }
             let ext = UInt32(buffer[p]) << 24 | UInt32(buffer[p + 1]) << 16 | UInt32(buffer[p + 2]) << 8 | UInt32(buffer[p + 3])
-            p += 4
-            if fmt <= 2 { timestampField = ext }
+            if fmt <= 2 {
+                timestampField = ext
+                state.extendedField = ext
+                p += 4
+            } else if ext == state.extendedField {
+                p += 4
+            }
         }
 
         // Types 0-2 always begin a new message (a partial one on this chunk stream is dropped);

@@ -33,7 +33,12 @@ public struct ServerSessionStateMachine: Sendable {
         case unavailable(String)
     }
 
+    /// Media and metadata that arrive while the key is being checked (clients that do not wait
+    /// for NetStream.Publish.Start) are held, up to this many messages, and replayed on success.
+    public static let maximumHeldWhileAuthorizing = 1024
+
     public private(set) var state: State = .awaitingConnect
+    private var heldWhileAuthorizing: [RTMPMessage] = []
     private var tcUrl: String?
     private var flashVer: String?
     private var objectEncoding: Double = 0
@@ -56,12 +61,13 @@ public struct ServerSessionStateMachine: Sendable {
                 return close("malformed AMF3 command")
             }
             return command(values, streamID: message.messageStreamID)
-        case .audio, .video:
+        case .audio, .video, .amf0Data:
+            if case .authorizing = state {
+                if heldWhileAuthorizing.count < Self.maximumHeldWhileAuthorizing { heldWhileAuthorizing.append(message) }
+                return []
+            }
             guard case .publishing = state else { return [] }
-            return [.media(message)]
-        case .amf0Data:
-            guard case .publishing = state, let values = try? AMF0.decodeAll(message.payload) else { return [] }
-            return [.metadata(values)]
+            return mediaAction(message)
         case .userControl:
             // PingRequest (6) -> PingResponse (7).
             if message.payload.count >= 6, message.payload[0] == 0, message.payload[1] == 6 {
@@ -143,20 +149,31 @@ public struct ServerSessionStateMachine: Sendable {
         }
     }
 
-    /// The stream key checked out: start publishing.
+    private func mediaAction(_ message: RTMPMessage) -> [Action] {
+        if message.type == .amf0Data {
+            guard let values = try? AMF0.decodeAll(message.payload) else { return [] }
+            return [.metadata(values)]
+        }
+        return [.media(message)]
+    }
+
+    /// The stream key checked out: start publishing, then replay what arrived meanwhile.
     public mutating func publishAuthorized() -> [Action] {
         guard case .authorizing(let request) = state else { return [] }
         state = .publishing(request)
+        let held = heldWhileAuthorizing
+        heldWhileAuthorizing = []
         return [.send([
             .streamBegin(Self.publishStreamID),
             status(level: "status", code: "NetStream.Publish.Start", description: "\(request.streamKey.prefix(4))… is now published."),
-        ])]
+        ])] + held.flatMap(mediaAction)
     }
 
     /// The stream key was refused: tell the client in the form it expects, then close.
     public mutating func publishRejected(_ rejection: Rejection) -> [Action] {
         guard case .authorizing = state else { return [] }
         state = .closed
+        heldWhileAuthorizing = []
         let (code, text): (String, String)
         switch rejection {
         case .badName(let t): (code, text) = ("NetStream.Publish.BadName", t)

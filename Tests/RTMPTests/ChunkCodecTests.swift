@@ -76,6 +76,19 @@ import Testing
         #expect(try d.nextMessage() == m)
     }
 
+    /// Encoders that omit the extended timestamp on type 3 continuation chunks.
+    @Test func extendedTimestampOmittedOnContinuationChunksIsTolerated() throws {
+        let payload = (0..<200).map { UInt8($0 & 0x7F) }
+        var bytes = Hex.bytes("05 ffffff 0000c8 09 01000000 12345678")  // fmt 0, extended 0x12345678
+        bytes += payload[0..<128]
+        bytes += [0xC5] + payload[128...]  // fmt 3 without the 4 extended bytes
+        var d = ChunkDecoder()
+        d.feed(bytes)
+        let m = try #require(try d.nextMessage())
+        #expect(m.timestamp == 0x1234_5678)
+        #expect(m.payload == payload)
+    }
+
     @Test func oversizedMessageIsRefused() {
         var d = ChunkDecoder()
         d.feed(Hex.bytes("03 000000 ffffff 09 01000000"))

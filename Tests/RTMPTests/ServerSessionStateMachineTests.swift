@@ -18,13 +18,25 @@ import Testing
         #expect(actions == [.authorize(PublishRequest(app: "live", streamKey: "KEY", query: ["token": "abc", "x": "1"], publishType: "live", tcUrl: "rtmp://h/live", flashVer: "FMLE/3.0"))])
     }
 
-    @Test func mediaBeforeAuthorizationIsIgnoredAndAfterIsForwarded() {
+    @Test func mediaDuringAuthorizationIsHeldAndReplayedInOrder() {
         var s = ServerSessionStateMachine()
         _ = Self.connectAndPublish(&s)
-        let video = RTMPMessage(chunkStreamID: 6, timestamp: 0, typeID: 9, messageStreamID: 1, payload: [0x17, 0])
-        #expect(s.received(video).isEmpty)
-        _ = s.publishAuthorized()
-        #expect(s.received(video) == [.media(video)])
+        let v1 = RTMPMessage(chunkStreamID: 6, timestamp: 0, typeID: 9, messageStreamID: 1, payload: [0x17, 0])
+        let v2 = RTMPMessage(chunkStreamID: 6, timestamp: 33, typeID: 9, messageStreamID: 1, payload: [0x27, 1])
+        #expect(s.received(v1).isEmpty)
+        #expect(s.received(v2).isEmpty)
+        let actions = s.publishAuthorized()
+        #expect(Array(actions.dropFirst()) == [.media(v1), .media(v2)])
+        #expect(s.received(v2) == [.media(v2)])
+    }
+
+    @Test func heldMediaIsDroppedOnRejection() {
+        var s = ServerSessionStateMachine()
+        _ = Self.connectAndPublish(&s)
+        _ = s.received(RTMPMessage(chunkStreamID: 6, timestamp: 0, typeID: 9, messageStreamID: 1, payload: [0x17, 0]))
+        let actions = s.publishRejected(.badName("x"))
+        #expect(actions.count == 1)
+        #expect(!actions.contains { if case .media = $0 { true } else { false } })
     }
 
     @Test func unknownKeyGetsBadNameAndClose() throws {

@@ -1,0 +1,21 @@
+import RTMP
+import StorecastWire
+
+/// What a publishing connection needs from the rest of ingest: the seam that
+/// ``RTMPConnectionHandler`` declares, implemented by ``PublishGate`` and faked in tests.
+public protocol PublishSink: Sendable {
+    /// Checks the key; `closer` closes this connection if a later publish takes it over.
+    func authorize(_ request: PublishRequest, remote: String, owner: Int, closer: @escaping @Sendable (String) -> Void) async -> Result<PublishGrant, ServerSessionStateMachine.Rejection>
+    /// Hands a wire message to the dispatcher.
+    func forward(_ message: WireMessage, streamID: Int64)
+    /// Media arrived: the connection is alive and its timeline advanced.
+    func media(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline)
+    /// Records codecs and size in the session row.
+    func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?)
+    /// The publisher unpublished: the session ends.
+    func unpublished(_ grant: PublishGrant, owner: Int)
+    /// The connection dropped: the session waits for a reconnect.
+    func dropped(_ grant: PublishGrant, owner: Int)
+}
+
+extension PublishGate: PublishSink {}

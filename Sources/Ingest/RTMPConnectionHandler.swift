@@ -75,6 +75,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     }
 
     private func perform(_ actions: [ServerSessionStateMachine.Action], context: ChannelHandlerContext) {
+        self.context = context
         for action in actions {
             switch action {
             case .send(let messages):
@@ -124,6 +125,23 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    /// Set by ``perform(_:context:)`` so media handling can close the connection.
+    private var context: ChannelHandlerContext?
+
+    private func unsupportedCodec(_ reason: String) {
+        guard let context, let grant else { return }
+        gate.unpublished(grant, owner: owner)
+        self.grant = nil
+        self.assembler = nil
+        send(context, [.command([.string("onStatus"), .number(0), .null, .object([
+            ("level", .string("error")), ("code", .string("NetStream.Publish.Rejected")),
+            ("description", .string("Storecast cannot take this stream: \(reason)")),
+        ])], streamID: ServerSessionStateMachine.publishStreamID, chunkStreamID: RTMPChunkStream.status)])
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+
     private func media(_ message: RTMPMessage) {
         guard var assembler, let grant else { return }
         for event in assembler.received(message) {
@@ -139,6 +157,10 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                 logger.debug("media tag rejected", metadata: ["reason": "\(reason)"])
             case .timestampCorrected:
                 timestampCorrections.increment()
+            case .unsupported(let reason):
+                logger.warning("publish refused: unsupported codec", metadata: ["reason": "\(reason)"])
+                unsupportedCodec(reason)
+                return
             }
         }
         if let timeline = assembler.timeline { gate.media(grant, owner: owner, timeline: timeline) }
@@ -146,6 +168,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     }
 
     public func channelInactive(context: ChannelHandlerContext) {
+        self.context = nil
         _ = session.connectionClosed()
         if let grant {
             // Not an unpublish: the publisher may come back within the reconnect window.

@@ -23,8 +23,10 @@ public struct StreamAssembler: Sendable {
 
     public enum Event: Sendable, Equatable {
         case message(WireMessage)
-        /// A tag that could not be used (unsupported codec, corrupt header): log and count it.
+        /// A tag that could not be used (corrupt header, frame before its configuration): log and count it.
         case rejectedTag(String)
+        /// A codec Storecast does not take: the publish is refused with this reason.
+        case unsupported(String)
         case timestampCorrected(TimestampNormalizer.Correction)
     }
 
@@ -71,19 +73,43 @@ public struct StreamAssembler: Sendable {
         }
     }
 
+    static func isUnsupported(_ error: any Error) -> Bool {
+        guard let e = error as? FLVTagError else { return false }
+        switch e.reason {
+        case .unsupportedVideoCodec, .unsupportedVideoFourCC, .unsupportedAudioFormat: return true
+        default: return false
+        }
+    }
+
+    /// Coded size from the codec configuration; AV1's is left to the decoder (0 x 0).
+    static func videoSize(_ codec: VideoCodec, _ record: [UInt8]) throws -> (Int, Int) {
+        switch codec {
+        case .h264:
+            let sps = try AVCDecoderConfigurationRecord(parsing: record).parsedSPS()
+            return (sps.width, sps.height)
+        case .hevc:
+            let sps = try HEVCDecoderConfigurationRecord(parsing: record).parsedSPS()
+            return (sps.width, sps.height)
+        case .av1:
+            guard record.count >= 4, record[0] & 0x80 != 0 else { throw FLVTagError(reason: .truncated) }
+            return (0, 0)
+        }
+    }
+
     private mutating func video(_ message: RTMPMessage) -> [Event] {
         let event: FLVMediaEvent?
-        do { event = try FLVTag.parseVideo(message.payload) } catch { return [.rejectedTag("\(error)")] }
+        do { event = try FLVTag.parseVideo(message.payload) } catch {
+            return [Self.isUnsupported(error) ? .unsupported("\(error)") : .rejectedTag("\(error)")]
+        }
         switch event {
-        case .videoConfiguration(_, let record):
+        case .videoConfiguration(let codec, let record):
             do {
-                let avcC = try AVCDecoderConfigurationRecord(parsing: record)
-                let sps = try avcC.parsedSPS()
-                video = TrackConfig(trackID: Self.videoTrack, kind: .video, codec: "h264", name: "source", timescale: 1000,
-                                    width: UInt16(sps.width), height: UInt16(sps.height), config: record)
+                let (width, height) = try Self.videoSize(codec, record)
+                video = TrackConfig(trackID: Self.videoTrack, kind: .video, codec: codec.rawValue, name: "source", timescale: 1000,
+                                    width: UInt16(width), height: UInt16(height), config: record)
                 return []
             } catch {
-                return [.rejectedTag("AVC sequence header: \(error)")]
+                return [.rejectedTag("\(codec) sequence header: \(error)")]
             }
         case .videoFrame(_, let keyframe, let cts, let data):
             guard video != nil else { return [.rejectedTag("video frame before its sequence header")] }
@@ -95,7 +121,9 @@ public struct StreamAssembler: Sendable {
 
     private mutating func audio(_ message: RTMPMessage) -> [Event] {
         let event: FLVMediaEvent
-        do { event = try FLVTag.parseAudio(message.payload) } catch { return [.rejectedTag("\(error)")] }
+        do { event = try FLVTag.parseAudio(message.payload) } catch {
+            return [Self.isUnsupported(error) ? .unsupported("\(error)") : .rejectedTag("\(error)")]
+        }
         switch event {
         case .audioConfiguration(_, let config):
             do {

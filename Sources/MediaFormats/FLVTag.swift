@@ -12,7 +12,21 @@ public enum FLVMediaEvent: Equatable, Sendable {
     case audioFrame(codec: AudioCodec, data: [UInt8])
 }
 
-public enum VideoCodec: String, Sendable, Equatable { case h264 }
+public enum VideoCodec: String, Sendable, Equatable {
+    case h264
+    case hevc
+    case av1
+
+    /// Enhanced RTMP FourCC.
+    public init?(fourCC: UInt32) {
+        switch fourCC {
+        case 0x6176_6331: self = .h264  // 'avc1'
+        case 0x6876_6331: self = .hevc  // 'hvc1'
+        case 0x6176_3031: self = .av1  // 'av01'
+        default: return nil
+        }
+    }
+}
 public enum AudioCodec: String, Sendable, Equatable { case aac }
 
 public struct FLVTagError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -20,42 +34,81 @@ public struct FLVTagError: Error, Equatable, Sendable, CustomStringConvertible {
         case empty
         case truncated
         case unsupportedVideoCodec(UInt8)
+        case unsupportedVideoFourCC(String)
         case unsupportedAudioFormat(UInt8)
         case unsupportedPacketType(UInt8)
     }
     public let reason: Reason
+    public init(reason: Reason) { self.reason = reason }
     public var description: String {
         switch reason {
         case .empty: "empty media tag"
         case .truncated: "truncated media tag"
-        case .unsupportedVideoCodec(let id): "unsupported FLV video codec id \(id) (H.264 is supported)"
+        case .unsupportedVideoCodec(let id): "unsupported FLV video codec id \(id) (H.264, and HEVC or AV1 over Enhanced RTMP, are supported)"
+        case .unsupportedVideoFourCC(let fourCC): "unsupported Enhanced RTMP video codec '\(fourCC)' (avc1, hvc1 and av01 are supported)"
         case .unsupportedAudioFormat(let id): "unsupported FLV sound format \(id) (AAC is supported)"
         case .unsupportedPacketType(let t): "unsupported packet type \(t)"
         }
     }
 }
 
-/// Parses FLV tag bodies as carried in RTMP audio (8) and video (9) messages.
+/// Parses FLV tag bodies as carried in RTMP audio (8) and video (9) messages: classic FLV
+/// (FLV specification 10.1, annex E.4.3) and Enhanced RTMP's extended video header (v1 and v2).
 public enum FLVTag {
     public static func parseVideo(_ body: [UInt8]) throws -> FLVMediaEvent? {
         var r = ByteReader(body)
         do {
             guard !body.isEmpty else { throw FLVTagError(reason: .empty) }
             let head = try r.u8()
+            if head & 0x80 != 0 { return try parseExtendedVideo(head, &r) }
             let frameType = head >> 4
             let codecID = head & 0x0F
             if frameType == 5 { return nil }  // video info/command frame
-            guard codecID == 7 else { throw FLVTagError(reason: .unsupportedVideoCodec(codecID)) }
+            // 7 is AVC; 12 is the pre-Enhanced-RTMP HEVC convention (Larix, nginx-rtmp forks).
+            let codec: VideoCodec
+            switch codecID {
+            case 7: codec = .h264
+            case 12: codec = .hevc
+            default: throw FLVTagError(reason: .unsupportedVideoCodec(codecID))
+            }
             let packetType = try r.u8()
             let cts = try r.i24()
             switch packetType {
-            case 0: return .videoConfiguration(codec: .h264, record: r.readRest())
-            case 1: return .videoFrame(codec: .h264, keyframe: frameType == 1, compositionTimeOffset: cts, data: r.readRest())
+            case 0: return .videoConfiguration(codec: codec, record: r.readRest())
+            case 1: return .videoFrame(codec: codec, keyframe: frameType == 1, compositionTimeOffset: cts, data: r.readRest())
             case 2: return .videoEndOfSequence
             default: throw FLVTagError(reason: .unsupportedPacketType(packetType))
             }
         } catch is ByteReaderError {
             throw FLVTagError(reason: .truncated)
+        }
+    }
+
+    /// Enhanced RTMP: `[1 isEx][3 frameType][4 packetType][FourCC]…`.
+    private static func parseExtendedVideo(_ head: UInt8, _ r: inout ByteReader) throws -> FLVMediaEvent? {
+        let frameType = (head >> 4) & 0x07
+        let packetType = head & 0x0F
+        let fourCC = try r.u32()
+        if packetType == 4 { return nil }  // Metadata (colour info): nothing to forward
+        if frameType == 5 { return nil }  // command frame
+        guard let codec = VideoCodec(fourCC: fourCC) else {
+            let text = String(decoding: [UInt8(fourCC >> 24), UInt8(fourCC >> 16 & 0xFF), UInt8(fourCC >> 8 & 0xFF), UInt8(fourCC & 0xFF)], as: UTF8.self)
+            throw FLVTagError(reason: .unsupportedVideoFourCC(text))
+        }
+        switch packetType {
+        case 0:  // SequenceStart
+            return .videoConfiguration(codec: codec, record: r.readRest())
+        case 1:  // CodedFrames: AVC and HEVC carry a composition time offset
+            let cts: Int32 = codec == .av1 ? 0 : try r.i24()
+            return .videoFrame(codec: codec, keyframe: frameType == 1, compositionTimeOffset: cts, data: r.readRest())
+        case 3:  // CodedFramesX: composition time offset is zero and absent
+            return .videoFrame(codec: codec, keyframe: frameType == 1, compositionTimeOffset: 0, data: r.readRest())
+        case 2:
+            return .videoEndOfSequence
+        case 5:  // MPEG2TSSequenceStart (AV1 descriptor): the av1C from SequenceStart is what we use
+            return nil
+        default:  // Multitrack (6), ModEx (7), reserved
+            throw FLVTagError(reason: .unsupportedPacketType(packetType))
         }
     }
 

@@ -46,6 +46,7 @@ public struct AMF0Error: Error, Equatable, Sendable, CustomStringConvertible {
         case tooManyItems
     }
     public let reason: Reason
+    public init(reason: Reason) { self.reason = reason }
     public var description: String { "AMF0: \(reason)" }
 }
 

@@ -8,5 +8,6 @@ public struct ChunkDecoderError: Error, Equatable, Sendable, CustomStringConvert
         case tooManyChunkStreams
     }
     public let reason: Reason
+    public init(reason: Reason) { self.reason = reason }
     public var description: String { "RTMP chunk stream: \(reason)" }
 }

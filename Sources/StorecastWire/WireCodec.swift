@@ -9,6 +9,7 @@ public struct WireError: Error, Equatable, Sendable, CustomStringConvertible {
         case tooLarge(String)
     }
     public let reason: Reason
+    public init(reason: Reason) { self.reason = reason }
     public var description: String { "wire message: \(reason)" }
 }
 

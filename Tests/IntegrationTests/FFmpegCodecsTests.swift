@@ -26,7 +26,7 @@ import Testing
         packets += try encoder.flush()
         #expect(packets.count == 40)
         #expect(packets.filter(\.isKeyframe).map { $0.pts / 3000 } == [0, 15, 30], "IDRs exactly where forced")
-        let decoder = try H264Decoder(avcC: record.serialized())
+        let decoder = try VideoDecoder(codec: .h264, configuration: record.serialized())
         var decoded = 0
         for p in packets {
             let avcc = NALUnit.lengthPrefixed(NALUnit.splitAnnexB(p.data))
@@ -52,7 +52,7 @@ import Testing
         let encoder = try H264Encoder(.init(width: 64, height: 64, bitrate: 100_000, preset: "ultrafast"))
         let sets = NALUnit.splitAnnexB(encoder.parameterSets)
         let record = try AVCDecoderConfigurationRecord(sequenceParameterSets: [sets[0]], pictureParameterSets: [sets[1]])
-        let decoder = try H264Decoder(avcC: record.serialized())
+        let decoder = try VideoDecoder(codec: .h264, configuration: record.serialized())
         for i in 0..<20 {
             // libavcodec either conceals or throws; either way the process survives.
             _ = try? decoder.decode([0, 0, 0, 4, 0x65, UInt8(i), 0xFF, 0x00], pts: Int64(i), dts: Int64(i))

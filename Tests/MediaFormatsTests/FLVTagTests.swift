@@ -25,7 +25,7 @@ import Testing
     @Test func refusesOtherCodecsWithAClearReason() {
         #expect(throws: FLVTagError(reason: .unsupportedVideoCodec(2))) { try FLVTag.parseVideo(Hex.bytes("12 00")) }
         #expect(throws: FLVTagError(reason: .unsupportedAudioFormat(2))) { try FLVTag.parseAudio(Hex.bytes("2f 00")) }
-        #expect(FLVTagError(reason: .unsupportedVideoCodec(2)).description.contains("H.264 is supported"))
+        #expect(FLVTagError(reason: .unsupportedVideoCodec(2)).description.contains("H.264, and HEVC or AV1 over Enhanced RTMP, are supported"))
     }
 
     @Test func truncatedAndEmptyTagsAreErrors() {

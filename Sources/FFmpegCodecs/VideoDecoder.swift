@@ -1,13 +1,27 @@
 internal import CFFmpeg
 
-/// Owns a libavcodec H.264 decoder. Blocking and CPU-bound: run it on a dedicated thread.
-public final class H264Decoder {
+/// The compressed video formats ingest accepts.
+public enum VideoCodecID: String, Sendable {
+    case h264, hevc, av1
+}
+
+/// Owns a libavcodec video decoder (H.264, HEVC or AV1). Blocking and CPU-bound: run it on a
+/// dedicated thread.
+public final class VideoDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
 
-    /// - Parameter avcC: the AVCDecoderConfigurationRecord (FLV sequence header / `avcC`).
-    public init(avcC: [UInt8], threads: Int = 1) throws {
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else { throw FFmpegError("avcodec_find_decoder", message: "no H.264 decoder in libavcodec") }
+    /// - Parameters:
+    ///   - codec: the stream's codec.
+    ///   - configuration: `avcC`, `hvcC` or `av1C` (the sequence header's record).
+    public init(codec codecID: VideoCodecID, configuration avcC: [UInt8], threads: Int = 1) throws {
+        let found: UnsafePointer<AVCodec>?
+        switch codecID {
+        case .h264: found = avcodec_find_decoder(AV_CODEC_ID_H264)
+        case .hevc: found = avcodec_find_decoder(AV_CODEC_ID_HEVC)
+        case .av1: found = avcodec_find_decoder_by_name("libdav1d") ?? avcodec_find_decoder(AV_CODEC_ID_AV1)
+        }
+        guard let codec = found else { throw FFmpegError("avcodec_find_decoder", message: "libavcodec has no \(codecID.rawValue) decoder") }
         guard let ctx = avcodec_alloc_context3(codec) else { throw FFmpegError("avcodec_alloc_context3", message: "out of memory") }
         var c: UnsafeMutablePointer<AVCodecContext>? = ctx
         let padding = Int(AV_INPUT_BUFFER_PADDING_SIZE)
@@ -24,7 +38,7 @@ public final class H264Decoder {
         let rc = avcodec_open2(ctx, codec, nil)
         guard rc >= 0, let pkt = av_packet_alloc() else {
             avcodec_free_context(&c)
-            throw FFmpegError(code: rc < 0 ? rc : -12, "avcodec_open2 (h264 decoder)")
+            throw FFmpegError(code: rc < 0 ? rc : -12, "avcodec_open2 (\(codecID.rawValue) decoder)")
         }
         context = ctx
         packet = pkt
@@ -37,7 +51,7 @@ public final class H264Decoder {
         av_packet_free(&p)
     }
 
-    /// Decodes one access unit of 4-byte length-prefixed NAL units and returns the frames that
+    /// Decodes one access unit (length-prefixed NAL units, or AV1 OBUs) and returns the frames that
     /// became ready (none while the decoder fills, several after a flush).
     public func decode(_ data: [UInt8], pts: Int64, dts: Int64) throws -> [VideoFrame] {
         try FFmpegError.check(av_new_packet(packet, Int32(data.count)), "av_new_packet")

@@ -153,7 +153,7 @@ let package = Package(
             swiftSettings: swift6),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport"],
+            dependencies: ["StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "FFmpegCodecs", "MediaFormats", "RTMP", "StorecastTestSupport"],
             swiftSettings: swift6),
     ]
 )

@@ -141,3 +141,36 @@ import Testing
         _ = await stack.stop()
     }
 }
+
+/// HEVC over Enhanced RTMP, as HaishinKit publishes it, comes out as the H.264 ladder.
+@Suite(.serialized) struct EnhancedRTMPEndToEndTests {
+    @Test func hevcFromAHaishinKitShapedPublisherBecomesAnH264Ladder() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "hevc")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let video = try await ScriptedMedia.hevc(width: 854, height: 480, seconds: 8, directory: stack.logDirectory)
+        let audio = try await ScriptedMedia.aac(seconds: 8, directory: stack.logDirectory)
+        #expect(video.count == 241, "sequence start + 240 frames")
+        let publishing = Task { try await ScriptedPublisher.run(port: stack.rtmpPort, key: key, frames: ScriptedMedia.interleave(video, audio)) }
+
+        var master = ""
+        let appeared = await StorecastStack.eventually(timeout: .seconds(15)) {
+            guard let r = await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/hevc/master.m3u8"), r.status == 200 else { return false }
+            master = String(decoding: r.body, as: UTF8.self)
+            return true
+        }
+        #expect(appeared, "no playlist for the HEVC stream:\n\(stack.logs())")
+        let variants = EndToEndTests.variants(master)
+        #expect(variants.map(\.resolution) == ["854x480", "640x360"])
+        for v in variants {
+            let file = try await EndToEndTests.fetchSample(base: "\(stack.playbackBase)/live/shop/hevc", playlistURI: v.uri, segmentIndex: 0, into: stack.logDirectory)
+            let probe = try await EndToEndTests.probe(file, ["-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0"])
+            let parts = v.resolution.split(separator: "x")
+            #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "h264,\(parts[0]),\(parts[1])")
+        }
+        try await publishing.value
+        #expect(stack.service("storecast-ingest")?.log.contains("client=FMLE/3.0 (compatible; FMSc/1.0)") == true)
+        _ = await stack.stop()
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import MediaFormats
+import RTMP
+
+/// An RTMP publisher that behaves as HaishinKit 2.x does (its RTMPConnection/RTMPStream
+/// sources): plain handshake; `connect` with the Enhanced RTMP `fourCcList`; Set Chunk Size 8192
+/// after the connect result; no releaseStream/FCPublish; `createStream`; `publish` with
+/// transaction 0; `@setDataFrame` on chunk stream 8; audio on 4, video on 5; HEVC as Enhanced
+/// RTMP (`0x90 'hvc1'` sequence start, `0x91`/`0xA1` coded frames). Used where no real publisher
+/// here can send what is under test (ffmpeg 5.1 and GStreamer 1.22 have no Enhanced RTMP).
+final class ScriptedPublisher {
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    struct Frame {
+        var timestamp: UInt32
+        var payload: [UInt8]
+        var isVideo: Bool
+    }
+
+    private let fd: Int32
+    private var encoder = ChunkEncoder()
+    private var decoder = ChunkDecoder()
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else { close(fd); throw Failure(description: "connect failed") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    private func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw Failure(description: "send failed") }
+            offset += n
+        }
+    }
+
+    private func read(_ count: Int) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = out[got...].withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { throw Failure(description: "connection closed by the server") }
+            got += n
+        }
+        return out
+    }
+
+    private func send(_ message: RTMPMessage) throws { try write(encoder.encode(message)) }
+
+    /// Reads server messages until a command named `name` (with `transaction` if given) arrives.
+    private func expect(_ name: String, transaction: Double? = nil) throws -> [AMF0Value] {
+        while true {
+            while let m = try decoder.nextMessage() {
+                guard m.type == .amf0Command, let values = try? AMF0.decodeAll(m.payload) else { continue }
+                if values.first == .string("onStatus"), values.count > 3, values[3]["level"] == .string("error") {
+                    throw Failure(description: "refused: \(values[3]["code"]?.stringValue ?? "?") \(values[3]["description"]?.stringValue ?? "")")
+                }
+                if values.first == .string(name), transaction == nil || values[1] == .number(transaction!) { return values }
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { throw Failure(description: "connection closed while waiting for \(name)") }
+            decoder.feed(chunk[..<n])
+        }
+    }
+
+    func publish(app: String, key: String, port: Int, frames: [Frame], realTime: Bool = true) throws {
+        // Handshake: C1 = time, zeros, random; C2 echoes S1.
+        try write([3] + [0, 0, 0, 0, 0, 0, 0, 0] + (0..<1528).map { _ in UInt8.random(in: 0...255) })
+        let s0s1s2 = try read(1 + 2 * 1536)
+        try write(Array(s0s1s2[1...1536]))
+
+        try send(.command([.string("connect"), .number(1), .object([
+            ("app", .string(app)), ("flashVer", .string("FMLE/3.0 (compatible; FMSc/1.0)")), ("swfUrl", .null),
+            ("tcUrl", .string("rtmp://127.0.0.1:\(port)/\(app)")), ("fpad", .boolean(false)), ("capabilities", .number(239)),
+            ("audioCodecs", .number(1024)), ("videoCodecs", .number(128)), ("videoFunction", .number(1)), ("pageUrl", .null),
+            ("objectEncoding", .number(0)), ("fourCcList", .strictArray([.string("hvc1"), .string("Opus")])),
+            ("videoFourCcInfoMap", .object([("hvc1", .number(3))])), ("capsEx", .number(0)),
+        ])]))
+        _ = try expect("_result", transaction: 1)
+        try send(.setChunkSize(8192))
+        encoder.setChunkSize(8192)
+        try send(.command([.string("createStream"), .number(2), .null]))
+        let created = try expect("_result", transaction: 2)
+        let streamID = UInt32(created.last?.numberValue ?? 1)
+        try send(RTMPMessage(chunkStreamID: 3, timestamp: 0, typeID: RTMPMessageType.amf0Command.rawValue, messageStreamID: streamID,
+                             payload: AMF0.encode([.string("publish"), .number(0), .null, .string(key), .string("live")])))
+        while true {
+            let status = try expect("onStatus")
+            if status.count > 3, status[3]["code"] == .string("NetStream.Publish.Start") { break }
+        }
+        try send(RTMPMessage(chunkStreamID: 8, timestamp: 0, typeID: RTMPMessageType.amf0Data.rawValue, messageStreamID: streamID,
+                             payload: AMF0.encode([.string("@setDataFrame"), .string("onMetaData"), .ecmaArray([("duration", .number(0)), ("videocodecid", .number(1_752_589_105))])])))
+        let start = Date()
+        for frame in frames {
+            if realTime {
+                let due = start.addingTimeInterval(Double(frame.timestamp) / 1000)
+                let wait = due.timeIntervalSinceNow
+                if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+            }
+            try send(RTMPMessage(chunkStreamID: frame.isVideo ? 5 : 4, timestamp: frame.timestamp,
+                                 typeID: frame.isVideo ? RTMPMessageType.video.rawValue : RTMPMessageType.audio.rawValue,
+                                 messageStreamID: streamID, payload: frame.payload))
+        }
+        try send(RTMPMessage(chunkStreamID: 3, timestamp: 0, typeID: RTMPMessageType.amf0Command.rawValue, messageStreamID: streamID,
+                             payload: AMF0.encode([.string("closeStream"), .number(0), .null])))
+        try send(.command([.string("deleteStream"), .number(3), .null, .number(Double(streamID))]))
+    }
+
+    /// Runs `publish` on its own thread (blocking sockets stay off the cooperative pool).
+    static func run(port: Int, app: String = "live", key: String, frames: [Frame]) async throws {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            let thread = Thread {
+                c.resume(with: Result { try ScriptedPublisher(port: port).publish(app: app, key: key, port: port, frames: frames) })
+            }
+            thread.start()
+        }
+    }
+}
+
+/// Media for the scripted publisher, made with the real encoders (libx265, FFmpeg's AAC).
+enum ScriptedMedia {
+    /// HEVC as Enhanced RTMP tags: one sequence start, then a frame every 1/30 s.
+    static func hevc(width: Int, height: Int, seconds: Int, directory: URL) async throws -> [ScriptedPublisher.Frame] {
+        let file = directory.appendingPathComponent("source-\(width)x\(height).hevc")
+        let (status, output) = try await ServiceProcess.run(try TestEnvironment.which("ffmpeg"), [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(width)x\(height):rate=30", "-t", "\(seconds)",
+            "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "aud=1:bframes=0:keyint=60:min-keyint=60:scenecut=0:log-level=error",
+            "-f", "hevc", file.path,
+        ])
+        guard status == 0 else { throw TestEnvironment.Failure(description: "x265 failed: \(output)") }
+        let nals = NALUnit.splitAnnexB(Array(try Data(contentsOf: file)))
+        func type(_ n: [UInt8]) -> UInt8 { (n[0] >> 1) & 0x3F }
+        guard let vps = nals.first(where: { type($0) == 32 }), let sps = nals.first(where: { type($0) == 33 }), let pps = nals.first(where: { type($0) == 34 }) else {
+            throw TestEnvironment.Failure(description: "no parameter sets in the x265 output")
+        }
+        let hvcC = try HEVCDecoderConfigurationRecord(vps: vps, sps: sps, pps: pps).serialized()
+        var frames = [ScriptedPublisher.Frame(timestamp: 0, payload: [0x90] + Array("hvc1".utf8) + hvcC, isVideo: true)]
+        var accessUnits: [[[UInt8]]] = []
+        for nal in nals {
+            if type(nal) == 35 { accessUnits.append([]); continue }  // access unit delimiter
+            if [32, 33, 34].contains(type(nal)) { continue }
+            if accessUnits.isEmpty { accessUnits.append([]) }
+            accessUnits[accessUnits.count - 1].append(nal)
+        }
+        for (i, au) in accessUnits.enumerated() where !au.isEmpty {
+            let key = au.contains { (16...21).contains(type($0)) }
+            frames.append(.init(timestamp: UInt32(i * 1000 / 30), payload: [key ? 0x91 : 0xA1] + Array("hvc1".utf8) + [0, 0, 0] + NALUnit.lengthPrefixed(au), isVideo: true))
+        }
+        return frames
+    }
+
+    /// AAC-LC at 44.1 kHz as FLV audio tags (ADTS headers stripped).
+    static func aac(seconds: Int, directory: URL) async throws -> [ScriptedPublisher.Frame] {
+        let file = directory.appendingPathComponent("source.aac")
+        let (status, output) = try await ServiceProcess.run(try TestEnvironment.which("ffmpeg"), [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "sine=sample_rate=44100", "-t", "\(seconds)", "-c:a", "aac", "-f", "adts", file.path,
+        ])
+        guard status == 0 else { throw TestEnvironment.Failure(description: "aac failed: \(output)") }
+        let bytes = Array(try Data(contentsOf: file))
+        var frames = [ScriptedPublisher.Frame(timestamp: 0, payload: [0xAF, 0x00, 0x12, 0x08], isVideo: false)]
+        var i = 0, index = 0
+        while i + 7 <= bytes.count, bytes[i] == 0xFF {
+            let length = Int(bytes[i + 3] & 0x03) << 11 | Int(bytes[i + 4]) << 3 | Int(bytes[i + 5]) >> 5
+            let header = bytes[i + 1] & 0x01 == 1 ? 7 : 9
+            guard length > header, i + length <= bytes.count else { break }
+            frames.append(.init(timestamp: UInt32(index * 1024 * 1000 / 44_100), payload: [0xAF, 0x01] + Array(bytes[(i + header)..<(i + length)]), isVideo: false))
+            i += length
+            index += 1
+        }
+        return frames
+    }
+
+    /// Interleaves audio and video by timestamp (sequence headers first).
+    static func interleave(_ a: [ScriptedPublisher.Frame], _ b: [ScriptedPublisher.Frame]) -> [ScriptedPublisher.Frame] {
+        (a + b).enumerated().sorted { ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset) }.map(\.element)
+    }
+}

@@ -119,4 +119,35 @@ import Testing
         #expect(announces.count == 2 && announces[1].discontinuity)
         _ = await h.stop()
     }
+
+    @Test func unsupportedCodecIsRefusedWithAClearStatus() async throws {
+        let h = try await IngestHarness()
+        // Sorenson H.263 (FLV codec id 2) from ffmpeg.
+        let p = try ServiceProcess(name: "ffmpeg-flv1", executable: try TestEnvironment.which("ffmpeg"), arguments: [
+            "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "3",
+            "-c:v", "flv1", "-f", "flv", h.rtmpURL,
+        ], logDirectory: h.stack.logDirectory)
+        #expect(await p.wait(timeout: 20) != 0, "ffmpeg must see the refusal")
+        #expect(h.ingest.log.contains("publish refused: unsupported codec"))
+        #expect(h.ingest.log.contains("unsupported FLV video codec id 2"))
+        #expect(h.worker.units(track: .video).isEmpty)
+        #expect(h.ingest.isRunning)
+        _ = await h.stop()
+    }
+
+    @Test func tenantQuotaRefusesTheStreamOverTheLimit() async throws {
+        let h = try await IngestHarness()
+        // The harness tenant allows 10; make a tenant that allows 1 with two streams.
+        _ = try await h.stack.cli(["tenant", "create", "tiny", "--max-streams", "1"])
+        let keyA = try await h.stack.cli(["stream", "create", "tiny", "a"]).split(separator: "\n").first { $0.hasPrefix("stream key") }!.split(separator: " ").last!
+        let keyB = try await h.stack.cli(["stream", "create", "tiny", "b"]).split(separator: "\n").first { $0.hasPrefix("stream key") }!.split(separator: " ").last!
+        let a = try Publisher.ffmpeg.start(url: h.stack.rtmpURL(key: String(keyA)), frames: 300, logDirectory: h.stack.logDirectory)
+        _ = await StorecastStack.eventually(timeout: .seconds(10)) { h.ingest.log.contains("stream=a tenant=tiny") || h.worker.units(track: .video).count > 10 }
+        let b = try Publisher.ffmpeg.start(url: h.stack.rtmpURL(key: String(keyB)), frames: 30, logDirectory: h.stack.logDirectory)
+        #expect(await b.wait(timeout: 20) != 0)
+        #expect(b.log.contains("quota 1"), "the publisher is told why: \(b.log)")
+        #expect(h.ingest.log.contains("publish refused: tenant at concurrent-stream quota"))
+        a.stop(grace: 1)
+        _ = await h.stop()
+    }
 }

@@ -71,6 +71,7 @@ let package = Package(
             name: "Ingest",
             dependencies: [
                 "RTMP", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -133,7 +134,10 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "StorecastTestSupport", path: "Tests/StorecastTestSupport", swiftSettings: swift6),
-        .testTarget(name: "RTMPTests", dependencies: ["RTMP", "StorecastTestSupport"], swiftSettings: swift6),
+        .testTarget(
+            name: "RTMPTests",
+            dependencies: ["RTMP", "StorecastTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift6),
         .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(name: "FMP4Tests", dependencies: ["FMP4", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "StorecastTestSupport"], swiftSettings: swift6),

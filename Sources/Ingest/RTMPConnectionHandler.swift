@@ -1,3 +1,4 @@
+import Crypto
 import Logging
 import Metrics
 import NIOCore
@@ -11,7 +12,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     public typealias InboundIn = ByteBuffer
     public typealias OutboundOut = ByteBuffer
 
-    private var handshake = HandshakeStateMachine()
+    private var handshake = HandshakeStateMachine(digest: DigestHandshake(hmac: RTMPConnectionHandler.hmacSHA256))
     private var handshakeDone = false
     private var decoder = ChunkDecoder()
     private var encoder = ChunkEncoder()
@@ -30,6 +31,11 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     private let bytesIn = Counter(label: "storecast_ingest_bytes_total")
     private let rejectedTags = Counter(label: "storecast_ingest_rejected_tags_total")
     private let timestampCorrections = Counter(label: "storecast_ingest_timestamp_corrections_total")
+
+    /// swift-crypto's HMAC-SHA256 for the digest handshake.
+    static let hmacSHA256: DigestHandshake.HMACSHA256 = { key, message in
+        Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
+    }
 
     public init(gate: any PublishSink, logger: Logger) {
         self.gate = gate
@@ -53,6 +59,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                     case .send(let out): write(context, out)
                     case .complete(let leftover):
                         handshakeDone = true
+                        logger.debug("handshake complete", metadata: ["digest": "\(handshake.usedDigest)"])
                         decoder.feed(leftover)
                     case .needMoreBytes: break
                     }

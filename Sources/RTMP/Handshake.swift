@@ -1,8 +1,10 @@
 /// Server side of the RTMP handshake (RTMP specification 1.0, section 5.2), as a state machine
 /// that consumes bytes and returns what to send.
 ///
-/// The plain handshake: S1 carries our time and random bytes, S2 echoes C1. ffmpeg, librtmp (OBS),
-/// GStreamer and mobile SDKs accept it when publishing.
+/// A plain C1 (zero version bytes) gets the plain handshake: S1 carries our time and random bytes,
+/// S2 echoes C1. A C1 with a valid digest (ffmpeg, Flash-era and hardware encoders) gets the
+/// digest handshake when a ``DigestHandshake`` is given; an unverifiable one falls back to plain,
+/// as nginx-rtmp and SRS do.
 public struct HandshakeStateMachine: Sendable {
     public static let packetSize = 1536
 
@@ -19,13 +21,17 @@ public struct HandshakeStateMachine: Sendable {
     }
 
     public private(set) var state: State = .awaitingC0C1
+    /// Which handshake the client got (for logs and tests).
+    public private(set) var usedDigest = false
     private var buffer: [UInt8] = []
     private let serverRandom: [UInt8]
     private let serverTime: UInt32
+    private let digest: DigestHandshake?
 
-    public init(serverTime: UInt32 = 0, random: [UInt8]? = nil) {
+    public init(serverTime: UInt32 = 0, random: [UInt8]? = nil, digest: DigestHandshake? = nil) {
         self.serverTime = serverTime
         self.serverRandom = random ?? (0..<(Self.packetSize - 8)).map { _ in UInt8.random(in: 0...255) }
+        self.digest = digest
     }
 
     public mutating func feed(_ bytes: [UInt8]) throws -> [Action] {
@@ -37,8 +43,14 @@ public struct HandshakeStateMachine: Sendable {
             let c1 = Array(buffer[1...Self.packetSize])
             buffer.removeFirst(1 + Self.packetSize)
             var s0s1s2: [UInt8] = [3]
-            s0s1s2 += be32(serverTime) + [0, 0, 0, 0] + serverRandom
-            s0s1s2 += c1
+            if let digest, let (scheme, clientDigest) = digest.validate(c1: c1) {
+                usedDigest = true
+                s0s1s2 += digest.s1(scheme: scheme, time: serverTime, random: serverRandom)
+                s0s1s2 += digest.s2(clientDigest: clientDigest, random: Array(serverRandom.reversed()) + be32(serverTime) + [0, 0, 0, 0])
+            } else {
+                s0s1s2 += be32(serverTime) + [0, 0, 0, 0] + serverRandom
+                s0s1s2 += c1
+            }
             actions.append(.send(s0s1s2))
             state = .awaitingC2
         }

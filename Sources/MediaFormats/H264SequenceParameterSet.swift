@@ -22,9 +22,13 @@ public struct H264SequenceParameterSet: Equatable, Sendable {
             _ = try r.unsignedExpGolomb()  // seq_parameter_set_id
             if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profileIDC) {
                 chromaFormatIDC = try r.unsignedExpGolomb()
+                guard chromaFormatIDC <= 3 else { throw AVCError.invalidSPS("chroma_format_idc \(chromaFormatIDC)") }
                 if chromaFormatIDC == 3 { try r.skip(1) }
-                bitDepthLuma = try r.unsignedExpGolomb() + 8
-                bitDepthChroma = try r.unsignedExpGolomb() + 8
+                let lumaMinus8 = try r.unsignedExpGolomb(), chromaMinus8 = try r.unsignedExpGolomb()
+                // H.264 7.4.2.1.1: bit_depth_*_minus8 is 0…6.
+                guard lumaMinus8 <= 6, chromaMinus8 <= 6 else { throw AVCError.invalidSPS("bit depth") }
+                bitDepthLuma = lumaMinus8 + 8
+                bitDepthChroma = chromaMinus8 + 8
                 try r.skip(1)  // qpprime_y_zero_transform_bypass_flag
                 if try r.bit() == 1 {  // seq_scaling_matrix_present_flag
                     for i in 0..<(chromaFormatIDC != 3 ? 8 : 12) where try r.bit() == 1 {
@@ -66,9 +70,10 @@ public struct H264SequenceParameterSet: Equatable, Sendable {
     }
 
     private static func skipScalingList(_ r: inout BitReader, size: Int) throws {
-        var last: Int32 = 8, next: Int32 = 8
+        var last = 8, next = 8
         for _ in 0..<size where next != 0 {
-            next = (last + (try r.signedExpGolomb()) + 256) % 256
+            // delta_scale is -128…127 in a valid stream; reduce in Int so garbage cannot overflow.
+            next = ((last + Int(try r.signedExpGolomb())) % 256 + 256) % 256
             last = next == 0 ? last : next
         }
     }

@@ -33,6 +33,7 @@ public struct HEVCSequenceParameterSet: Equatable, Sendable {
             }
             _ = try r.unsignedExpGolomb()  // sps_seq_parameter_set_id
             chromaFormatIDC = try r.unsignedExpGolomb()
+            guard chromaFormatIDC <= 3 else { throw HEVCError.invalidSPS("chroma_format_idc \(chromaFormatIDC)") }
             if chromaFormatIDC == 3 { try r.skip(1) }
             var w = Int(try r.unsignedExpGolomb())
             var h = Int(try r.unsignedExpGolomb())
@@ -44,8 +45,11 @@ public struct HEVCSequenceParameterSet: Equatable, Sendable {
                 w -= subW * (left + right)
                 h -= subH * (top + bottom)
             }
-            bitDepthLuma = try r.unsignedExpGolomb() + 8
-            bitDepthChroma = try r.unsignedExpGolomb() + 8
+            let lumaMinus8 = try r.unsignedExpGolomb(), chromaMinus8 = try r.unsignedExpGolomb()
+            // H.265 7.4.3.2.1: bit_depth_*_minus8 is 0…8.
+            guard lumaMinus8 <= 8, chromaMinus8 <= 8 else { throw HEVCError.invalidSPS("bit depth") }
+            bitDepthLuma = lumaMinus8 + 8
+            bitDepthChroma = chromaMinus8 + 8
             guard w > 0, h > 0, w <= 16384, h <= 16384 else { throw HEVCError.invalidSPS("size \(w)x\(h)") }
             width = w
             height = h
@@ -165,10 +169,8 @@ public struct HEVCDecoderConfigurationRecord: Equatable, Sendable {
         for i in 0..<32 where compat & (1 << UInt32(i)) != 0 { reversed |= 1 << UInt32(31 - i) }
         var constraints = Array(b[5..<11])
         while constraints.last == 0 { constraints.removeLast() }
-        let hex = "0123456789ABCDEF".map { $0 }
-        let compatText = String(reversed, radix: 16, uppercase: true)
-        var parts = ["hvc1", "\(space)\(profile)", compatText, "\(tier)\(b[11])"]
-        parts += constraints.map { String([hex[Int($0 >> 4)], hex[Int($0 & 0xF)]]).replacing(/^0(?=.)/, with: "") }
+        var parts = ["hvc1", "\(space)\(profile)", String(reversed, radix: 16, uppercase: true), "\(tier)\(b[11])"]
+        parts += constraints.map { String($0, radix: 16, uppercase: true) }
         return parts.joined(separator: ".")
     }
 }

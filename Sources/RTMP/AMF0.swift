@@ -21,7 +21,7 @@ public enum AMF0Value: Equatable, Sendable {
             a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         case (.null, .null), (.undefined, .undefined): true
         case let (.strictArray(a), .strictArray(b)): a == b
-        case let (.date(a, ta), .date(b, tb)): a == b && ta == tb
+        case let (.date(a, ta), .date(b, tb)): (a == b || (a.isNaN && b.isNaN)) && ta == tb
         default: false
         }
     }

@@ -67,3 +67,11 @@ let amf0Golden: [(name: String, hex: String, value: AMF0Value)] = [
         }
     }
 }
+
+@Suite struct AMF0FuzzRegressionTests {
+    /// fuzz/regressions/amf0: a NaN date broke the decode-encode-decode round trip.
+    @Test func nanDateRoundTrips() throws {
+        let value = AMF0Value.date(.nan, timezone: 0x0B0B)
+        #expect(try AMF0.decodeAll(AMF0.encode([value])) == [value])
+    }
+}

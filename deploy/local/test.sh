@@ -18,4 +18,6 @@ swift build
 swift build --build-tests
 echo "== testing"
 swift test --skip-build --no-parallel "$@"
+echo "== fuzzing the parsers of untrusted bytes (libFuzzer, 10 s per target)"
+fuzz/run.sh 10
 echo "== tests done in $(( $(date +%s) - start )) s"

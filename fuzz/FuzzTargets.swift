@@ -1,0 +1,68 @@
+// libFuzzer entry for Storecast's parsers of untrusted bytes. Built by fuzz/run.sh together with
+// the pure modules' sources (BinaryCoding, RTMP, MediaFormats, StorecastWire) as one module, with
+// -sanitize=fuzzer,address. The target is chosen by STORECAST_FUZZ_TARGET.
+import Foundation
+
+enum FuzzTarget: String, CaseIterable {
+    case chunk, amf0, flv, avc, hevc, aac, wire, handshake
+}
+
+let selected: FuzzTarget = {
+    let name = ProcessInfo.processInfo.environment["STORECAST_FUZZ_TARGET"] ?? ""
+    guard let t = FuzzTarget(rawValue: name) else {
+        fatalError("set STORECAST_FUZZ_TARGET to one of \(FuzzTarget.allCases.map(\.rawValue))")
+    }
+    return t
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    switch selected {
+    case .chunk:
+        // The chunk layer and the command state machine on whatever the chunk layer yields.
+        var decoder = ChunkDecoder()
+        var session = ServerSessionStateMachine()
+        decoder.feed(bytes)
+        var n = 0
+        while n < 10_000, let message = try? decoder.nextMessage() {
+            for action in session.received(message) {
+                if case .authorize = action { _ = session.publishAuthorized() }
+            }
+            n += 1
+        }
+    case .amf0:
+        if let values = try? AMF0.decodeAll(bytes) {
+            precondition((try? AMF0.decodeAll(AMF0.encode(values))) == values, "AMF0 round trip")
+        }
+    case .flv:
+        _ = try? FLVTag.parseVideo(bytes)
+        _ = try? FLVTag.parseAudio(bytes)
+    case .avc:
+        if let record = try? AVCDecoderConfigurationRecord(parsing: bytes) {
+            _ = try? record.parsedSPS()
+            _ = record.serialized()
+            _ = record.codecString
+        }
+        _ = try? H264SequenceParameterSet(parsing: bytes)
+        _ = try? NALUnit.splitLengthPrefixed(bytes)
+        _ = NALUnit.splitAnnexB(bytes)
+    case .hevc:
+        if let record = try? HEVCDecoderConfigurationRecord(parsing: bytes) {
+            _ = try? record.parsedSPS()
+            _ = record.codecString
+            _ = record.serialized()
+        }
+        _ = try? HEVCSequenceParameterSet(parsing: bytes)
+    case .aac:
+        _ = try? AudioSpecificConfig(parsing: bytes)
+    case .wire:
+        if let message = try? WireCodec.decode(bytes) {
+            precondition((try? WireCodec.decode(WireCodec.encode(message))) == message, "wire round trip")
+        }
+    case .handshake:
+        var h = HandshakeStateMachine(random: Array(repeating: 1, count: 1528))
+        _ = try? h.feed(bytes)
+    }
+    return 0
+}

@@ -126,6 +126,11 @@ public final class PublishGate: Sendable {
         Task { try? await catalog.describeSession(grant.sessionID, videoCodec: video, audioCodec: audio, width: width, height: height) }
     }
 
+    public func declaredFrameRate(_ grant: PublishGrant, _ fps: Double) {
+        let catalog = self.catalog
+        Task { try? await catalog.database.execute("UPDATE sessions SET frame_rate = $2 WHERE id = $1", [String(grant.sessionID), String(fps)]) }
+    }
+
     /// The publisher said it is done: end the session now.
     public func unpublished(_ grant: PublishGrant, owner: Int) {
         let ended = shared.withLock { s -> Int64? in

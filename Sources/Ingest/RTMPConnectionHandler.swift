@@ -91,8 +91,11 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                 authorize(request, context: context)
             case .media(let message):
                 media(message)
-            case .metadata:
-                break
+            case .metadata(let values):
+                // @setDataFrame onMetaData {framerate, …}: the encoder's declared frame rate.
+                if let grant, let properties = values.last, let fps = (properties["framerate"] ?? properties["fps"])?.numberValue, fps > 0, fps < 1000 {
+                    gate.declaredFrameRate(grant, fps)
+                }
             case .unpublished:
                 if let grant { gate.unpublished(grant, owner: owner) }
                 grant = nil

@@ -27,6 +27,7 @@ final class RecordingSink: PublishSink {
     func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?) {
         events.withLock { $0.append("describe \(width ?? 0)x\(height ?? 0)") }
     }
+    func declaredFrameRate(_ grant: PublishGrant, _ fps: Double) { events.withLock { $0.append("framerate \(Int(fps))") } }
     func unpublished(_ grant: PublishGrant, owner: Int) { events.withLock { $0.append("unpublished") } }
     func dropped(_ grant: PublishGrant, owner: Int) { events.withLock { $0.append("dropped") } }
 }
@@ -100,6 +101,7 @@ final class RecordingSink: PublishSink {
         #expect(first.trackID == 2 && first.dts == 0)
         #expect(o.events.first == "authorize sk_0123456789abcdef0123456789abcdef")
         #expect(o.events.contains("describe 320x240"))
+        #expect(o.events.contains("framerate 15"), "ffmpeg's onMetaData framerate: \(o.events)")
     }
 
     @Test func everyFeedingForwardsTheSameMessages() async throws {

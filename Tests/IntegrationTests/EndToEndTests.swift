@@ -114,6 +114,8 @@ import Testing
         let session = try await db.execute("SELECT end_reason, width, height, client FROM sessions ORDER BY id DESC LIMIT 1")
         #expect(session.value(0, "width") == "854" && session.value(0, "height") == "480")
         #expect(session.value(0, "client")?.contains("Lavf") == true)
+        let rate = try await db.execute("SELECT frame_rate FROM sessions ORDER BY id DESC LIMIT 1")
+        #expect(rate.value(0, "frame_rate") == "30", "onMetaData framerate recorded")
 
         let statuses = await stack.stop()
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
@@ -142,7 +144,8 @@ import Testing
     }
 }
 
-/// HEVC over Enhanced RTMP, as HaishinKit publishes it, comes out as the H.264 ladder.
+/// HEVC over Enhanced RTMP, as HaishinKit publishes it, comes out as the H.264 ladder; a
+/// publisher's resolution change is absorbed by the renditions.
 @Suite(.serialized) struct EnhancedRTMPEndToEndTests {
     @Test func hevcFromAHaishinKitShapedPublisherBecomesAnH264Ladder() async throws {
         let stack = try StorecastStack()
@@ -171,6 +174,34 @@ import Testing
         }
         try await publishing.value
         #expect(stack.service("storecast-ingest")?.log.contains("client=FMLE/3.0 (compatible; FMSc/1.0)") == true)
+        _ = await stack.stop()
+    }
+
+    @Test func publisherResolutionChangeKeepsEveryRenditionAtItsSize() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "switch")
+        try stack.start()
+        try await stack.waitUntilReady()
+        // A phone rotating or an app switching its capture preset: 640x360, then 854x480.
+        let before = try await ScriptedMedia.hevc(width: 640, height: 360, seconds: 4, directory: stack.logDirectory)
+        let after = try await ScriptedMedia.hevc(width: 854, height: 480, seconds: 4, directory: stack.logDirectory)
+        try await ScriptedPublisher.run(port: stack.rtmpPort, key: key, frames: before + ScriptedMedia.shifted(after, by: 4000))
+        let base = "\(stack.playbackBase)/live/shop/switch"
+        var playlist = ""
+        _ = await StorecastStack.eventually(timeout: .seconds(10)) {
+            playlist = String(decoding: await TestEnvironment.httpGet(base + "/360p/index.m3u8")?.body ?? [], as: UTF8.self)
+            return playlist.contains("#EXT-X-ENDLIST")
+        }
+        let segments = playlist.split(separator: "\n").filter { $0.hasSuffix(".m4s") }
+        #expect(segments.count >= 3, "segments before and after the change: \(playlist)")
+        #expect(!playlist.contains("DISCONTINUITY"), "viewers see no switch")
+        let master = String(decoding: await TestEnvironment.httpGet(base + "/master.m3u8")?.body ?? [], as: UTF8.self)
+        #expect(EndToEndTests.variants(master).map(\.resolution) == ["640x360"], "the ladder planned from the first size stays")
+        let last = try await EndToEndTests.fetchSample(base: base, playlistURI: "360p/index.m3u8", segmentIndex: segments.count - 1, into: stack.logDirectory)
+        let probe = try await EndToEndTests.probe(last, ["-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0"])
+        #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "640,360")
+        let frames = try await EndToEndTests.probe(last, ["-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])
+        #expect((Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 30, "frames after the change are encoded: \(frames)")
         _ = await stack.stop()
     }
 }

@@ -150,4 +150,20 @@ import Testing
         a.stop(grace: 1)
         _ = await h.stop()
     }
+
+    @Test func resolutionChangeMidStreamIsForwardedAsANewConfiguration() async throws {
+        let h = try await IngestHarness()
+        let small = try await ScriptedMedia.hevc(width: 640, height: 360, seconds: 2, directory: h.stack.logDirectory)
+        let large = try await ScriptedMedia.hevc(width: 854, height: 480, seconds: 2, directory: h.stack.logDirectory)
+        try await ScriptedPublisher.run(port: h.stack.rtmpPort, key: h.key, frames: small + ScriptedMedia.shifted(large, by: 2000))
+        _ = await StorecastStack.eventually(timeout: .seconds(5)) { h.worker.ended }
+        let sizes = h.worker.announces.compactMap { a in a.tracks.first { $0.kind == .video }.map { "\($0.width)x\($0.height) \($0.codec)" } }
+        #expect(sizes == ["640x360 hevc", "854x480 hevc"])
+        #expect(h.worker.announces.allSatisfy { !$0.discontinuity }, "a new configuration, not a discontinuity")
+        let frames = h.worker.units(track: .video)
+        #expect(frames.count == 120)
+        #expect(frames[60].isKeyframe, "the new configuration starts at a keyframe")
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.dts < $1.dts })
+        _ = await h.stop()
+    }
 }

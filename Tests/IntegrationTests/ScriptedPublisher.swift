@@ -181,6 +181,11 @@ enum ScriptedMedia {
         return frames
     }
 
+    /// Shifts frames later on the timeline (a second source appended after a first).
+    static func shifted(_ frames: [ScriptedPublisher.Frame], by milliseconds: UInt32) -> [ScriptedPublisher.Frame] {
+        frames.map { var f = $0; f.timestamp += milliseconds; return f }
+    }
+
     /// Interleaves audio and video by timestamp (sequence headers first).
     static func interleave(_ a: [ScriptedPublisher.Frame], _ b: [ScriptedPublisher.Frame]) -> [ScriptedPublisher.Frame] {
         (a + b).enumerated().sorted { ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset) }.map(\.element)

@@ -30,7 +30,7 @@ public struct LiveStreamTable: Sendable {
         /// The stream was waiting in its reconnect window: continue its session.
         case resume(sessionID: Int64, timeline: StreamTimeline?, gap: Duration)
         /// A half-dead connection held the stream: it is replaced (`previousOwner` must be closed).
-        case takeover(sessionID: Int64, previousOwner: Int, timeline: StreamTimeline?)
+        case takeover(sessionID: Int64, previousOwner: Int, timeline: StreamTimeline?, gap: Duration)
         /// Another connection is publishing and alive.
         case busy(remote: String)
     }
@@ -66,7 +66,7 @@ public struct LiveStreamTable: Sendable {
                 : .new
         case .publishing(let owner, let remote, let lastMedia):
             return now - lastMedia >= configuration.takeoverIdle
-                ? .takeover(sessionID: entry.sessionID, previousOwner: owner, timeline: entry.timeline)
+                ? .takeover(sessionID: entry.sessionID, previousOwner: owner, timeline: entry.timeline, gap: now - lastMedia)
                 : .busy(remote: remote)
         }
     }

@@ -1,3 +1,4 @@
+import NIOCore
 import RTMP
 import StorecastWire
 
@@ -6,8 +7,8 @@ import StorecastWire
 public protocol PublishSink: Sendable {
     /// Checks the key; `closer` closes this connection if a later publish takes it over.
     func authorize(_ request: PublishRequest, remote: String, owner: Int, closer: @escaping @Sendable (String) -> Void) async -> Result<PublishGrant, ServerSessionStateMachine.Rejection>
-    /// Hands a wire message to the dispatcher.
-    func forward(_ message: WireMessage, streamID: Int64)
+    /// Hands a wire message to the dispatcher (batched per round of `eventLoop`).
+    func forward(_ message: WireMessage, streamID: Int64, on eventLoop: any EventLoop)
     /// Media arrived: the connection is alive and its timeline advanced.
     func media(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline)
     /// Records codecs and size in the session row.
@@ -16,8 +17,8 @@ public protocol PublishSink: Sendable {
     func declaredFrameRate(_ grant: PublishGrant, _ fps: Double)
     /// The publisher unpublished: the session ends.
     func unpublished(_ grant: PublishGrant, owner: Int)
-    /// The connection dropped: the session waits for a reconnect.
-    func dropped(_ grant: PublishGrant, owner: Int)
+    /// The connection dropped: the session waits for a reconnect, resuming after `timeline`.
+    func dropped(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline?)
 }
 
 extension PublishGate: PublishSink {}

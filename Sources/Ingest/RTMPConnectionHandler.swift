@@ -21,6 +21,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     private var grant: PublishGrant?
     private var lastAcknowledged: UInt64 = 0
     private var describedSize: (Int, Int)?
+    private var lastReported = ContinuousClock.now - .seconds(1)
     private let gate: any PublishSink
     private var logger: Logger
     private var remote = "unknown"
@@ -74,7 +75,10 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                 lastAcknowledged = decoder.bytesReceived
                 send(context, [.acknowledgement(UInt32(truncatingIfNeeded: decoder.bytesReceived))])
             }
-            context.flush()
+            if pendingFlush {
+                pendingFlush = false
+                context.flush()
+            }
         } catch {
             logger.warning("closing RTMP connection: malformed input", metadata: ["error": "\(error)"])
             context.close(promise: nil)
@@ -153,11 +157,12 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     }
 
     private func media(_ message: RTMPMessage) {
-        guard var assembler, let grant else { return }
+        guard var assembler = self.assembler, let grant, let eventLoop = context?.eventLoop else { return }
+        self.assembler = nil  // keep the assembler uniquely referenced while it is mutated
         for event in assembler.received(message) {
             switch event {
             case .message(let wire):
-                gate.forward(wire, streamID: grant.streamID)
+                gate.forward(wire, streamID: grant.streamID, on: eventLoop)
                 if case .streamAnnounce(let a) = wire, let v = a.tracks.first(where: { $0.kind == .video }), describedSize.map({ $0 != (Int(v.width), Int(v.height)) }) ?? true {
                     describedSize = (Int(v.width), Int(v.height))
                     gate.describe(grant, width: Int(v.width), height: Int(v.height), video: v.codec, audio: a.tracks.first { $0.kind == .audio }?.codec)
@@ -173,8 +178,13 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                 return
             }
         }
-        if let timeline = assembler.timeline { gate.media(grant, owner: owner, timeline: timeline) }
         self.assembler = assembler
+        // Liveness and timeline for the live-stream table, a few times a second (not per frame).
+        let now = ContinuousClock.now
+        if now - lastReported >= .milliseconds(250), let timeline = assembler.timeline {
+            lastReported = now
+            gate.media(grant, owner: owner, timeline: timeline)
+        }
     }
 
     public func channelInactive(context: ChannelHandlerContext) {
@@ -182,7 +192,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
         _ = session.connectionClosed()
         if let grant {
             // Not an unpublish: the publisher may come back within the reconnect window.
-            gate.dropped(grant, owner: owner)
+            gate.dropped(grant, owner: owner, timeline: assembler?.timeline)
             self.grant = nil
             self.assembler = nil
         }
@@ -204,7 +214,10 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    private var pendingFlush = false
+
     private func write(_ context: ChannelHandlerContext, _ bytes: [UInt8]) {
+        pendingFlush = true
         var buffer = context.channel.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         context.write(wrapOutboundOut(buffer), promise: nil)

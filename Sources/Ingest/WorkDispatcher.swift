@@ -6,6 +6,8 @@ import ZeroMQ
 /// What ingest's connection handlers hand to the dispatcher thread.
 public enum DispatchCommand: Sendable {
     case media(streamID: Int64, WireMessage)
+    /// Everything the event loop produced in one iteration, handed over with one wake-up.
+    case mediaBatch([(streamID: Int64, message: WireMessage)])
     case ended(streamID: Int64, reason: String)
 }
 
@@ -48,11 +50,12 @@ final class WorkDispatcher: ZMQActorBody {
 
     func handle(_ command: DispatchCommand) throws {
         switch command {
+        case .mediaBatch(let batch):
+            for (id, message) in batch { try handle(.media(streamID: id, message)) }
         case .media(let id, let message):
-            var stream = streams[id] ?? Stream()
-            stream.cache.record(message)
-            streams[id] = stream
-            if let worker = stream.worker {
+            // Mutate in place: a copy of the stream would copy its GOP on every unit.
+            streams[id, default: Stream()].cache.record(message)
+            if let worker = streams[id]?.worker {
                 if send(message, to: worker) { unitsForwarded.increment() }
             } else {
                 unitsUnassigned.increment()

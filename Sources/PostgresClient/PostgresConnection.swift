@@ -20,6 +20,9 @@ public final class PostgresConnection {
             throw PostgresError(code: .connectionFailed, message: message, sqlState: nil, query: nil)
         }
         handle = conn
+        // libpq prints NOTICEs ("relation … already exists, skipping") to stderr by default;
+        // they are not errors, and structured logs are the caller's business.
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
         _ = try? execute("SET application_name = 'storecast'")
     }
 

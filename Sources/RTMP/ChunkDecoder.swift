@@ -19,12 +19,16 @@ public struct ChunkDecoder: Sendable {
         var extended = false
         /// The extended timestamp field of the last type 0-2 header on this chunk stream.
         var extendedField: UInt32 = 0
-        var payload: [UInt8] = []
+        /// Payload bytes of the message in progress received so far.
+        var received = 0
         var inProgress = false
     }
 
     public private(set) var chunkSize: Int = 128
     private var states: [UInt32: StreamState] = [:]
+    /// Partial payloads by chunk stream, kept apart from the small header state so appending a
+    /// chunk mutates the buffer in place instead of copying the message so far.
+    private var partial: [UInt32: [UInt8]] = [:]
     private var buffer: [UInt8] = []
     private var index = 0
     /// Total bytes fed so far (for Acknowledgement).
@@ -58,8 +62,9 @@ public struct ChunkDecoder: Sendable {
                     chunkSize = Int(size)
                 } else if message.typeID == RTMPMessageType.abort.rawValue, message.payload.count >= 4 {
                     let csid = UInt32(message.payload[0]) << 24 | UInt32(message.payload[1]) << 16 | UInt32(message.payload[2]) << 8 | UInt32(message.payload[3])
-                    states[csid]?.payload = []
+                    partial[csid] = nil
                     states[csid]?.inProgress = false
+                    states[csid]?.received = 0
                 }
                 return message
             }
@@ -143,21 +148,31 @@ public struct ChunkDecoder: Sendable {
         guard state.length <= Self.maximumMessageSize else {
             throw ChunkDecoderError(reason: .messageTooLarge(state.length))
         }
-        if startsMessage {
-            state.payload = []
-            state.payload.reserveCapacity(state.length)
-        }
-        let want = max(0, min(chunkSize, state.length - state.payload.count))
+        if startsMessage { state.received = 0 }
+        let want = max(0, min(chunkSize, state.length - state.received))
         guard p + want <= end else { return nil }
-        state.payload.append(contentsOf: buffer[p..<p + want])
+        let chunk = buffer[p..<p + want]
         p += want
 
-        if state.payload.count >= state.length {
-            let message = RTMPMessage(chunkStreamID: csid, timestamp: state.timestamp, typeID: state.typeID, messageStreamID: state.messageStreamID, payload: state.payload)
-            state.payload = []
+        if startsMessage && want >= state.length {
+            // The whole message in one chunk (most audio, small frames): no reassembly.
+            partial[csid] = nil
             state.inProgress = false
             states[csid] = state
-            return (message, p)
+            return (RTMPMessage(chunkStreamID: csid, timestamp: state.timestamp, typeID: state.typeID, messageStreamID: state.messageStreamID, payload: Array(chunk)), p)
+        }
+        if startsMessage {
+            var fresh: [UInt8] = []
+            fresh.reserveCapacity(state.length)
+            partial[csid] = fresh
+        }
+        partial[csid, default: []].append(contentsOf: chunk)
+        state.received += want
+        if state.received >= state.length {
+            let payload = partial.removeValue(forKey: csid) ?? []
+            state.inProgress = false
+            states[csid] = state
+            return (RTMPMessage(chunkStreamID: csid, timestamp: state.timestamp, typeID: state.typeID, messageStreamID: state.messageStreamID, payload: payload), p)
         }
         state.inProgress = true
         states[csid] = state

@@ -24,7 +24,7 @@ public enum WireCodec {
     public static let maximumStreamsPerWorker = 4096
 
     public static func encode(_ message: WireMessage) -> [UInt8] {
-        var w = ByteWriter(capacity: 64)
+        var w = ByteWriter(capacity: 64 + (message.payloadSize))
         w.u8(version)
         w.u8(message.kind.rawValue)
         switch message {
@@ -113,6 +113,18 @@ public enum WireCodec {
             return message
         } catch is ByteReaderError {
             throw WireError(reason: .truncated)
+        }
+    }
+}
+
+extension WireMessage {
+    /// Bytes of the largest blob, to size the encoding buffer once.
+    var payloadSize: Int {
+        switch self {
+        case .accessUnit(let u): u.data.count
+        case .streamAnnounce(let a): a.tracks.reduce(0) { $0 + $1.config.count + 64 }
+        case .telemetry(let t): t.exposition.utf8.count
+        default: 0
         }
     }
 }

@@ -136,8 +136,12 @@ public final class ZMQActor<Command: Sendable>: Sendable {
 
     /// Queues a command for the actor's thread. Safe from any thread, never blocks on I/O.
     public func send(_ command: Command) {
-        mailbox.queue.withLock { $0.append(command) }
-        mailbox.wakeup.signal()
+        // Only the first command of a batch needs to wake the thread: it drains the whole queue.
+        let wasEmpty = mailbox.queue.withLock { q -> Bool in
+            q.append(command)
+            return q.count == 1
+        }
+        if wasEmpty { mailbox.wakeup.signal() }
     }
 
     /// Stops the loop and waits for the thread to finish; its sockets are closed on exit.

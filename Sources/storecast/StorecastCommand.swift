@@ -8,7 +8,7 @@ struct StorecastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storecast",
         abstract: "Operate Storecast: migrate the database, manage tenants and streams, run the local stack.",
-        subcommands: [Migrate.self, Tenant.self, Stream.self, Dev.self])
+        subcommands: [Migrate.self, Tenant.self, Stream.self, Dev.self, DevDatabase.self])
 }
 
 struct DatabaseOption: ParsableArguments {
@@ -98,5 +98,29 @@ enum Storecast {
             throw ValidationError("schemas/migrations not found; run from the repository or pass --migrations")
         }
         return try await Migrator(directory: url).apply(on: executor)
+    }
+}
+
+/// The throwaway PostgreSQL of `storecast dev` on its own, for benchmarks and manual work.
+struct DevDatabase: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "dev-db", abstract: "Start or stop a throwaway PostgreSQL (never for production).", subcommands: [Start.self, Stop.self])
+
+    struct Start: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Start it and print its conninfo.")
+        @Option(help: "Folder for the cluster.") var runDirectory = ".run"
+        @Option(help: "Port on 127.0.0.1.") var port = 54329
+        func run() throws {
+            let pg = try LocalPostgres.start(runDirectory: URL(fileURLWithPath: runDirectory), port: port)
+            print(pg.conninfo)
+        }
+    }
+
+    struct Stop: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop it.")
+        @Option(help: "Folder for the cluster.") var runDirectory = ".run"
+        @Option(help: "Port on 127.0.0.1.") var port = 54329
+        func run() throws {
+            try LocalPostgres.start(runDirectory: URL(fileURLWithPath: runDirectory), port: port).stop()
+        }
     }
 }

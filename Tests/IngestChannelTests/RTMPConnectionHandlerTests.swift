@@ -22,14 +22,14 @@ final class RecordingSink: PublishSink {
             ? .success(PublishGrant(streamID: 1, sessionID: 1, tenant: "t", streamName: "s", continuing: nil, gap: .zero, resumed: false))
             : .failure(.badName("Unknown stream key."))
     }
-    func forward(_ message: WireMessage, streamID: Int64) { forwarded.withLock { $0.append(message) } }
+    func forward(_ message: WireMessage, streamID: Int64, on eventLoop: any EventLoop) { forwarded.withLock { $0.append(message) } }
     func media(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline) {}
     func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?) {
         events.withLock { $0.append("describe \(width ?? 0)x\(height ?? 0)") }
     }
     func declaredFrameRate(_ grant: PublishGrant, _ fps: Double) { events.withLock { $0.append("framerate \(Int(fps))") } }
     func unpublished(_ grant: PublishGrant, owner: Int) { events.withLock { $0.append("unpublished") } }
-    func dropped(_ grant: PublishGrant, owner: Int) { events.withLock { $0.append("dropped") } }
+    func dropped(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline?) { events.withLock { $0.append("dropped") } }
 }
 
 /// The channel handler driven through NIO's testing channel with captured publisher bytes,

@@ -158,7 +158,7 @@ import Testing
         table.publishing(7, sessionID: 70, owner: 1, remote: "10.0.0.1:5000", now: t0)
         table.media(7, owner: 1, timeline: StreamTimeline(lastDts: 100, lastSequence: 3), now: t0 + .seconds(1))
         #expect(table.claim(7, now: t0 + .milliseconds(1500)) == .busy(remote: "10.0.0.1:5000"))
-        #expect(table.claim(7, now: t0 + .seconds(4)) == .takeover(sessionID: 70, previousOwner: 1, timeline: StreamTimeline(lastDts: 100, lastSequence: 3)))
+        #expect(table.claim(7, now: t0 + .seconds(4)) == .takeover(sessionID: 70, previousOwner: 1, timeline: StreamTimeline(lastDts: 100, lastSequence: 3), gap: .seconds(3)))
         table.publishing(7, sessionID: 70, owner: 2, remote: "b", now: t0 + .seconds(4))
         #expect(table.dropped(7, owner: 1, now: t0 + .seconds(4)) == nil, "the replaced connection no longer owns the stream")
         #expect(table.unpublished(7, owner: 2) == 70)

@@ -125,14 +125,18 @@ public final class PublishGate: Sendable {
         }
         if first {
             // Up to `handoffWindow` of frames from every publisher on this loop travel together.
-            eventLoop.scheduleTask(in: Self.handoffWindow) { [self] in
-                let batch = outbox.withLock { box -> [(streamID: Int64, message: WireMessage)] in
-                    let b = box
-                    box.removeAll(keepingCapacity: true)
-                    return b
-                }
-                if !batch.isEmpty { dispatcher.send(.mediaBatch(batch)) }
-            }
+            eventLoop.scheduleTask(in: Self.handoffWindow) { [self] in flushOutbox() }
+        }
+    }
+
+    /// Hands the queued messages to the dispatcher now (also before a stream end, so the end
+    /// never overtakes the stream's last frames).
+    private func flushOutbox() {
+        // Sent while holding the lock, so batches taken by different threads keep their order.
+        outbox.withLock { box in
+            guard !box.isEmpty else { return }
+            dispatcher.send(.mediaBatch(box))
+            box.removeAll(keepingCapacity: true)
         }
     }
 
@@ -185,7 +189,11 @@ public final class PublishGate: Sendable {
     }
 
     private func end(_ grant: PublishGrant, reason: String) {
-        dispatcher.send(.ended(streamID: grant.streamID, reason: reason))
+        outbox.withLock { box in
+            if !box.isEmpty { dispatcher.send(.mediaBatch(box)) }
+            box.removeAll(keepingCapacity: true)
+            dispatcher.send(.ended(streamID: grant.streamID, reason: reason))
+        }
         let (catalog, logger) = (self.catalog, self.logger)
         logger.info("publish ended", metadata: ["stream": "\(grant.streamName)", "session": "\(grant.sessionID)", "reason": "\(reason)"])
         Task {

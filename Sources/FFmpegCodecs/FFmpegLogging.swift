@@ -6,4 +6,9 @@ public enum FFmpegLogging {
     public static func quiet() {
         av_log_set_level(AV_LOG_WARNING)
     }
+
+    /// Nothing but fatal errors (tests that feed corrupt data on purpose).
+    public static func silent() {
+        av_log_set_level(AV_LOG_FATAL)
+    }
 }

@@ -53,6 +53,8 @@ import Testing
         let sets = NALUnit.splitAnnexB(encoder.parameterSets)
         let record = try AVCDecoderConfigurationRecord(sequenceParameterSets: [sets[0]], pictureParameterSets: [sets[1]])
         let decoder = try VideoDecoder(codec: .h264, configuration: record.serialized())
+        FFmpegLogging.silent()
+        defer { FFmpegLogging.quiet() }
         for i in 0..<20 {
             // libavcodec either conceals or throws; either way the process survives.
             _ = try? decoder.decode([0, 0, 0, 4, 0x65, UInt8(i), 0xFF, 0x00], pts: Int64(i), dts: Int64(i))

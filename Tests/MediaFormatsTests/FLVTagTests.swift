@@ -35,11 +35,17 @@ import Testing
 
     @Test func fuzzedTagsNeverCrash() {
         var rng = SeededGenerator(seed: 9)
+        var audio = 0
         for round in 0..<5_000 {
             let seed = Hex.bytes(Self.videoGolden[round % Self.videoGolden.count].hex)
             _ = try? FLVTag.parseVideo(rng.mutate(seed))
-            _ = try? FLVTag.parseAudio(rng.mutate(Hex.bytes("af 00 1208")))
+            let input = rng.mutate(Hex.bytes("af 00 1208"))
+            if let event = try? FLVTag.parseAudio(input) {
+                audio += 1
+                if case .audioConfiguration(.aac, let config) = event { #expect(config.count == input.count - 2) }
+            }
         }
+        #expect(audio > 500, "mutated AAC tags still parse: \(audio)")
     }
 }
 

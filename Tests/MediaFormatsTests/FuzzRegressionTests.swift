@@ -25,7 +25,9 @@ import Testing
     }
 
     @Test func avcInputsParseOrFail() {
-        for bytes in Self.inputs("avc") + Self.inputs("hevc") {
+        let inputs = Self.inputs("avc")
+        #expect(!inputs.isEmpty, "regression inputs present")
+        for bytes in inputs + Self.inputs("hevc") {
             _ = try? H264SequenceParameterSet(parsing: bytes)
             if let r = try? AVCDecoderConfigurationRecord(parsing: bytes) { _ = r.serialized() }
         }

@@ -37,13 +37,16 @@ enum X265Golden {
     @Test func fuzzedRecordsNeverCrash() throws {
         var rng = SeededGenerator(seed: 265)
         let seed = try HEVCDecoderConfigurationRecord(vps: X265Golden.vps, sps: X265Golden.sps, pps: X265Golden.pps).serialized()
+        var parsed = 0
         for _ in 0..<4_000 {
             if let r = try? HEVCDecoderConfigurationRecord(parsing: rng.mutate(seed)) {
-                _ = try? r.parsedSPS()
-                _ = r.codecString
+                parsed += 1
+                if let sps = try? r.parsedSPS() { #expect(sps.width > 0 && sps.height > 0) }
+                #expect(r.codecString.hasPrefix("hvc1."))
             }
             _ = try? HEVCSequenceParameterSet(parsing: rng.mutate(X265Golden.sps))
         }
+        #expect(parsed > 100, "mutations near valid records reach the deep paths: \(parsed)")
     }
 }
 
@@ -74,8 +77,13 @@ enum X265Golden {
 
     @Test func fuzzedExtendedTagsNeverCrash() {
         var rng = SeededGenerator(seed: 0xE4)
+        var frames = 0
         for round in 0..<5_000 {
-            _ = try? FLVTag.parseVideo(rng.mutate(Hex.bytes(Self.golden[round % Self.golden.count].hex)))
+            if case .videoFrame(_, _, _, let data)? = try? FLVTag.parseVideo(rng.mutate(Hex.bytes(Self.golden[round % Self.golden.count].hex))) {
+                frames += 1
+                #expect(data.count < 64)
+            }
         }
+        #expect(frames > 500, "mutated tags still parse as frames: \(frames)")
     }
 }

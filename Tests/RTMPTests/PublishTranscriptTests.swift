@@ -106,12 +106,13 @@ struct PublishTranscript: Sendable, CustomStringConvertible {
     func mutatedTranscriptsNeverCrash(_ t: PublishTranscript) throws {
         let bytes = try Fixtures.bytes("Transcripts/\(t.file)")
         var rng = SeededGenerator(seed: 0xF00D)
+        var stillPublished = 0
         for _ in 0..<300 {
-            var mutated = bytes
             // Mutate after the handshake so the chunk and command layers see the damage.
-            let tail = rng.mutate(Array(bytes[3073...]))
-            mutated = Array(bytes[..<3073]) + tail
-            _ = try? Self.replay([mutated])
+            let mutated = Array(bytes[..<3073]) + rng.mutate(Array(bytes[3073...]))
+            if let r = try? Self.replay([mutated]), r.request != nil { stillPublished += 1 }
         }
+        // Most single-byte damage lands in media payloads: those publishes must still go through.
+        #expect(stillPublished > 100, "\(stillPublished) of 300 mutated sessions reached publish")
     }
 }

@@ -61,10 +61,6 @@ public struct StreamAssembler: Sendable {
         lastDts.map { StreamTimeline(lastDts: $0, lastSequence: sequence) }
     }
 
-    public var videoSize: (width: Int, height: Int)? {
-        video.map { (Int($0.width), Int($0.height)) }
-    }
-
     public mutating func received(_ message: RTMPMessage) -> [Event] {
         switch message.type {
         case .video: return video(message)

@@ -25,15 +25,17 @@ final class StreamTranscodeJob: Sendable {
     private let maximumQueued: Int
     private let dropped = Counter(label: "storecast_transcoder_units_dropped_total")
     private let framesCounter = Counter(label: "storecast_transcoder_frames_encoded_total")
+    private let decodeErrorCounter = Counter(label: "storecast_transcoder_decode_errors_total")
 
     init(streamID: Int64, settings: TranscoderSettings, logger: Logger, emit: @escaping @Sendable (WireMessage) -> Void) {
         self.streamID = streamID
         self.maximumQueued = settings.maximumQueuedUnits
         let inbox = self.inbox
         let framesCounter = self.framesCounter
+        let decodeErrorCounter = self.decodeErrorCounter
         let thread = Thread {
             let encoder = LadderEncoder(ladder: settings.ladder, settings: settings)
-            var reported = 0
+            var reported = 0, reportedErrors = 0
             while true {
                 inbox.available.wait()
                 let batch = inbox.queue.withLock { q -> [WireMessage] in let b = q.messages; q.messages.removeAll(); return b }
@@ -51,6 +53,8 @@ final class StreamTranscodeJob: Sendable {
                 }
                 framesCounter.increment(by: encoder.framesEncoded - reported)
                 reported = encoder.framesEncoded
+                decodeErrorCounter.increment(by: encoder.decodeErrors - reportedErrors)
+                reportedErrors = encoder.decodeErrors
             }
         }
         thread.name = "transcode-\(streamID)"

@@ -165,9 +165,4 @@ final class TranscoderWorker: ZMQActorBody {
         }
         streamsGauge.record(jobs.count)
     }
-
-    func stopAll() {
-        for entry in jobs.values { entry.job.stop() }
-        jobs.removeAll()
-    }
 }

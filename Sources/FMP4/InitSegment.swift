@@ -1,3 +1,4 @@
+import BinaryCoding
 /// CMAF header (ISO/IEC 23000-19 section 7.3.1): `ftyp` + `moov` with an empty sample table
 /// and `mvex`, for one track.
 public enum InitSegment {
@@ -98,7 +99,7 @@ public enum InitSegment {
                 b.fullBox("esds", version: 0, flags: 0) { b in
                     let decoderSpecific = descriptor(0x05, asc)
                     var config: [UInt8] = [0x40, 0x15, 0, 0, 0]
-                    config += be32(track.bitrate) + be32(track.bitrate)
+                    config += track.bitrate.bigEndianBytes + track.bitrate.bigEndianBytes
                     let decoderConfig = descriptor(0x04, config + decoderSpecific)
                     let sl = descriptor(0x06, [0x02])
                     b.append(descriptor(0x03, [0, 1, 0] + decoderConfig + sl))
@@ -120,4 +121,3 @@ public enum InitSegment {
     }
 }
 
-func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }

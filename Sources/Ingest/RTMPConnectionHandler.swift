@@ -107,6 +107,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
             case .close(let reason, let messages):
                 send(context, messages)
                 logger.info("closing RTMP connection", metadata: ["reason": "\(reason)"])
+                // Close once what was written (the error status) has been flushed.
                 context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).whenComplete { _ in
                     context.close(promise: nil)
                 }
@@ -142,20 +143,6 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     /// Set by ``perform(_:context:)`` so media handling can close the connection.
     private var context: ChannelHandlerContext?
 
-    private func unsupportedCodec(_ reason: String) {
-        guard let context, let grant else { return }
-        gate.unpublished(grant, owner: owner)
-        self.grant = nil
-        self.assembler = nil
-        send(context, [.command([.string("onStatus"), .number(0), .null, .object([
-            ("level", .string("error")), ("code", .string("NetStream.Publish.Rejected")),
-            ("description", .string("Storecast cannot take this stream: \(reason)")),
-        ])], streamID: ServerSessionStateMachine.publishStreamID, chunkStreamID: RTMPChunkStream.status)])
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).whenComplete { _ in
-            context.close(promise: nil)
-        }
-    }
-
     private func media(_ message: RTMPMessage) {
         guard var assembler = self.assembler, let grant, let eventLoop = context?.eventLoop else { return }
         self.assembler = nil  // keep the assembler uniquely referenced while it is mutated
@@ -174,7 +161,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                 timestampCorrections.increment()
             case .unsupported(let reason):
                 logger.warning("publish refused: unsupported codec", metadata: ["reason": "\(reason)"])
-                unsupportedCodec(reason)
+                if let context { perform(session.publishFailed(reason), context: context) }
                 return
             }
         }

@@ -31,9 +31,10 @@ public struct StreamAssembler: Sendable {
     }
 
     public let identity: Identity
-    private var video: TrackConfig?
-    private var audio: TrackConfig?
-    private var announced: [TrackConfig]?
+    private var video: TrackConfig? { didSet { if video != oldValue { needsAnnounce = true } } }
+    private var audio: TrackConfig? { didSet { if audio != oldValue { needsAnnounce = true } } }
+    /// A track appeared or changed since the last announce.
+    private var needsAnnounce = false
     private var timestamps = TimestampNormalizer()
     private var sequence: UInt64 = 0
     /// Added to every normalised timestamp: non-zero when this publish continues a session.
@@ -140,11 +141,11 @@ public struct StreamAssembler: Sendable {
 
     private mutating func unit(track: UInt8, timestamp: UInt32, keyframe: Bool, cts: Int32, data: [UInt8]) -> [Event] {
         var events: [Event] = []
-        let tracks = [video, audio].compactMap { $0 }
-        if announced != tracks {
+        if needsAnnounce {
             // First frame, or a new sequence header (resolution change): re-announce. Consumers
             // apply a new configuration at the next keyframe.
-            announced = tracks
+            needsAnnounce = false
+            let tracks = [video, audio].compactMap { $0 }
             events.append(.message(.streamAnnounce(StreamAnnounce(
                 streamID: identity.streamID, sessionID: identity.sessionID, tenant: identity.tenant,
                 streamName: identity.streamName, discontinuity: pendingDiscontinuity, tracks: tracks))))

@@ -13,8 +13,8 @@ public struct AVCDecoderConfigurationRecord: Equatable, Sendable {
     public var pictureParameterSets: [[UInt8]]
 
     public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalLengthSize: Int = 4) throws {
-        guard let sps = sequenceParameterSets.first, sps.count >= 4 else { throw AVCError.missingParameterSet("SPS") }
-        guard !pictureParameterSets.isEmpty else { throw AVCError.missingParameterSet("PPS") }
+        guard let sps = sequenceParameterSets.first, sps.count >= 4 else { throw ParameterSetError.missingParameterSet("SPS") }
+        guard !pictureParameterSets.isEmpty else { throw ParameterSetError.missingParameterSet("PPS") }
         profileIndication = sps[1]
         profileCompatibility = sps[2]
         levelIndication = sps[3]
@@ -27,22 +27,22 @@ public struct AVCDecoderConfigurationRecord: Equatable, Sendable {
         var r = ByteReader(bytes)
         do {
             let version = try r.u8()
-            guard version == 1 else { throw AVCError.unsupportedConfigurationVersion(version) }
+            guard version == 1 else { throw ParameterSetError.unsupportedConfigurationVersion(version) }
             profileIndication = try r.u8()
             profileCompatibility = try r.u8()
             levelIndication = try r.u8()
             nalLengthSize = Int(try r.u8() & 0x03) + 1
-            guard nalLengthSize != 3 else { throw AVCError.invalidNALLengthSize }
+            guard nalLengthSize != 3 else { throw ParameterSetError.invalidNALLengthSize }
             let spsCount = Int(try r.u8() & 0x1F)
             sequenceParameterSets = try (0..<spsCount).map { _ in try r.read(Int(try r.u16())) }
             let ppsCount = Int(try r.u8())
-            guard ppsCount <= Self.maximumParameterSets else { throw AVCError.tooManyParameterSets }
+            guard ppsCount <= Self.maximumParameterSets else { throw ParameterSetError.tooManyParameterSets }
             pictureParameterSets = try (0..<ppsCount).map { _ in try r.read(Int(try r.u16())) }
         } catch is ByteReaderError {
-            throw AVCError.truncated
+            throw ParameterSetError.truncated
         }
-        guard !sequenceParameterSets.isEmpty else { throw AVCError.missingParameterSet("SPS") }
-        guard !pictureParameterSets.isEmpty else { throw AVCError.missingParameterSet("PPS") }
+        guard !sequenceParameterSets.isEmpty else { throw ParameterSetError.missingParameterSet("SPS") }
+        guard !pictureParameterSets.isEmpty else { throw ParameterSetError.missingParameterSet("PPS") }
     }
 
     public func serialized() -> [UInt8] {
@@ -73,15 +73,6 @@ public struct AVCDecoderConfigurationRecord: Equatable, Sendable {
     public func parsedSPS() throws -> H264SequenceParameterSet {
         try H264SequenceParameterSet(parsing: sequenceParameterSets[0])
     }
-}
-
-public enum AVCError: Error, Equatable, Sendable {
-    case truncated
-    case unsupportedConfigurationVersion(UInt8)
-    case invalidNALLengthSize
-    case tooManyParameterSets
-    case missingParameterSet(String)
-    case invalidSPS(String)
 }
 
 extension String {

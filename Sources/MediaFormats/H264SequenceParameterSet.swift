@@ -12,7 +12,7 @@ public struct H264SequenceParameterSet: Equatable, Sendable {
     public var height: Int
 
     public init(parsing nal: [UInt8]) throws {
-        guard nal.count >= 4, nal[0] & 0x1F == 7 else { throw AVCError.invalidSPS("not an SPS NAL unit") }
+        guard nal.count >= 4, nal[0] & 0x1F == 7 else { throw ParameterSetError.invalidSPS("not an SPS NAL unit") }
         let rbsp = NALUnit.removeEmulationPrevention(Array(nal.dropFirst()))
         var r = BitReader(rbsp)
         do {
@@ -22,11 +22,11 @@ public struct H264SequenceParameterSet: Equatable, Sendable {
             _ = try r.unsignedExpGolomb()  // seq_parameter_set_id
             if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profileIDC) {
                 chromaFormatIDC = try r.unsignedExpGolomb()
-                guard chromaFormatIDC <= 3 else { throw AVCError.invalidSPS("chroma_format_idc \(chromaFormatIDC)") }
+                guard chromaFormatIDC <= 3 else { throw ParameterSetError.invalidSPS("chroma_format_idc \(chromaFormatIDC)") }
                 if chromaFormatIDC == 3 { try r.skip(1) }
                 let lumaMinus8 = try r.unsignedExpGolomb(), chromaMinus8 = try r.unsignedExpGolomb()
                 // H.264 7.4.2.1.1: bit_depth_*_minus8 is 0…6.
-                guard lumaMinus8 <= 6, chromaMinus8 <= 6 else { throw AVCError.invalidSPS("bit depth") }
+                guard lumaMinus8 <= 6, chromaMinus8 <= 6 else { throw ParameterSetError.invalidSPS("bit depth") }
                 bitDepthLuma = lumaMinus8 + 8
                 bitDepthChroma = chromaMinus8 + 8
                 try r.skip(1)  // qpprime_y_zero_transform_bypass_flag
@@ -45,7 +45,7 @@ public struct H264SequenceParameterSet: Equatable, Sendable {
                 _ = try r.signedExpGolomb()
                 _ = try r.signedExpGolomb()
                 let cycles = try r.unsignedExpGolomb()
-                guard cycles < 256 else { throw AVCError.invalidSPS("num_ref_frames_in_pic_order_cnt_cycle \(cycles)") }
+                guard cycles < 256 else { throw ParameterSetError.invalidSPS("num_ref_frames_in_pic_order_cnt_cycle \(cycles)") }
                 for _ in 0..<cycles { _ = try r.signedExpGolomb() }
             }
             _ = try r.unsignedExpGolomb()  // max_num_ref_frames
@@ -63,9 +63,9 @@ public struct H264SequenceParameterSet: Equatable, Sendable {
             let cropUnitY = (chromaFormatIDC == 1 ? 2 : 1) * (2 - Int(frameMbsOnly))
             width = widthMbs * 16 - (crop.left + crop.right) * cropUnitX
             height = heightMapUnits * 16 * (2 - Int(frameMbsOnly)) - (crop.top + crop.bottom) * cropUnitY
-            guard width > 0, height > 0, width <= 16384, height <= 16384 else { throw AVCError.invalidSPS("size \(width)x\(height)") }
+            guard width > 0, height > 0, width <= 16384, height <= 16384 else { throw ParameterSetError.invalidSPS("size \(width)x\(height)") }
         } catch is ByteReaderError {
-            throw AVCError.invalidSPS("truncated")
+            throw ParameterSetError.invalidSPS("truncated")
         }
     }
 

@@ -11,7 +11,7 @@ public struct HEVCSequenceParameterSet: Equatable, Sendable {
     public var height: Int
 
     public init(parsing nal: [UInt8]) throws {
-        guard nal.count >= 16, (nal[0] >> 1) & 0x3F == 33 else { throw HEVCError.invalidSPS("not an SPS NAL unit") }
+        guard nal.count >= 16, (nal[0] >> 1) & 0x3F == 33 else { throw ParameterSetError.invalidSPS("not an SPS NAL unit") }
         let rbsp = NALUnit.removeEmulationPrevention(Array(nal.dropFirst(2)))
         var r = BitReader(rbsp)
         do {
@@ -33,7 +33,7 @@ public struct HEVCSequenceParameterSet: Equatable, Sendable {
             }
             _ = try r.unsignedExpGolomb()  // sps_seq_parameter_set_id
             chromaFormatIDC = try r.unsignedExpGolomb()
-            guard chromaFormatIDC <= 3 else { throw HEVCError.invalidSPS("chroma_format_idc \(chromaFormatIDC)") }
+            guard chromaFormatIDC <= 3 else { throw ParameterSetError.invalidSPS("chroma_format_idc \(chromaFormatIDC)") }
             if chromaFormatIDC == 3 { try r.skip(1) }
             var w = Int(try r.unsignedExpGolomb())
             var h = Int(try r.unsignedExpGolomb())
@@ -47,25 +47,16 @@ public struct HEVCSequenceParameterSet: Equatable, Sendable {
             }
             let lumaMinus8 = try r.unsignedExpGolomb(), chromaMinus8 = try r.unsignedExpGolomb()
             // H.265 7.4.3.2.1: bit_depth_*_minus8 is 0…8.
-            guard lumaMinus8 <= 8, chromaMinus8 <= 8 else { throw HEVCError.invalidSPS("bit depth") }
+            guard lumaMinus8 <= 8, chromaMinus8 <= 8 else { throw ParameterSetError.invalidSPS("bit depth") }
             bitDepthLuma = lumaMinus8 + 8
             bitDepthChroma = chromaMinus8 + 8
-            guard w > 0, h > 0, w <= 16384, h <= 16384 else { throw HEVCError.invalidSPS("size \(w)x\(h)") }
+            guard w > 0, h > 0, w <= 16384, h <= 16384 else { throw ParameterSetError.invalidSPS("size \(w)x\(h)") }
             width = w
             height = h
         } catch is ByteReaderError {
-            throw HEVCError.invalidSPS("truncated")
+            throw ParameterSetError.invalidSPS("truncated")
         }
     }
-}
-
-public enum HEVCError: Error, Equatable, Sendable {
-    case truncated
-    case unsupportedConfigurationVersion(UInt8)
-    case invalidNALLengthSize
-    case tooManyParameterSets
-    case missingParameterSet(String)
-    case invalidSPS(String)
 }
 
 /// ISO/IEC 14496-15 section 8.3.3.1: the `hvcC` payload, also Enhanced RTMP's HEVC SequenceStart.
@@ -105,7 +96,7 @@ public struct HEVCDecoderConfigurationRecord: Equatable, Sendable {
         var r = ByteReader(bytes)
         do {
             let version = try r.u8()
-            guard version == 1 else { throw HEVCError.unsupportedConfigurationVersion(version) }
+            guard version == 1 else { throw ParameterSetError.unsupportedConfigurationVersion(version) }
             generalProfileTierLevel = [try r.u8()] + (try r.read(11))
             _ = try r.u16()  // min_spatial_segmentation_idc
             _ = try r.u8()  // parallelismType
@@ -114,22 +105,22 @@ public struct HEVCDecoderConfigurationRecord: Equatable, Sendable {
             bitDepthChromaMinus8 = try r.u8() & 0x07
             _ = try r.u16()  // avgFrameRate
             nalLengthSize = Int(try r.u8() & 0x03) + 1
-            guard nalLengthSize != 3 else { throw HEVCError.invalidNALLengthSize }
+            guard nalLengthSize != 3 else { throw ParameterSetError.invalidNALLengthSize }
             let count = Int(try r.u8())
-            guard count <= Self.maximumArrays else { throw HEVCError.tooManyParameterSets }
+            guard count <= Self.maximumArrays else { throw ParameterSetError.tooManyParameterSets }
             var arrays: [(UInt8, [[UInt8]])] = []
             for _ in 0..<count {
                 let type = try r.u8() & 0x3F
                 let n = Int(try r.u16())
-                guard n <= Self.maximumNALUnitsPerArray else { throw HEVCError.tooManyParameterSets }
+                guard n <= Self.maximumNALUnitsPerArray else { throw ParameterSetError.tooManyParameterSets }
                 arrays.append((type, try (0..<n).map { _ in try r.read(Int(try r.u16())) }))
             }
             self.arrays = arrays
         } catch is ByteReaderError {
-            throw HEVCError.truncated
+            throw ParameterSetError.truncated
         }
         for (type, name) in [(UInt8(32), "VPS"), (33, "SPS"), (34, "PPS")] where units(ofType: type).isEmpty {
-            throw HEVCError.missingParameterSet(name)
+            throw ParameterSetError.missingParameterSet(name)
         }
     }
 
@@ -154,7 +145,7 @@ public struct HEVCDecoderConfigurationRecord: Equatable, Sendable {
     }
 
     public func parsedSPS() throws -> HEVCSequenceParameterSet {
-        guard let sps = units(ofType: 33).first else { throw HEVCError.missingParameterSet("SPS") }
+        guard let sps = units(ofType: 33).first else { throw ParameterSetError.missingParameterSet("SPS") }
         return try HEVCSequenceParameterSet(parsing: sps)
     }
 

@@ -42,11 +42,11 @@ public enum NALUnit {
         var units: [[UInt8]] = []
         var i = 0
         while i < bytes.count {
-            guard i + lengthSize <= bytes.count else { throw AVCError.truncated }
+            guard i + lengthSize <= bytes.count else { throw ParameterSetError.truncated }
             var len = 0
             for k in 0..<lengthSize { len = len << 8 | Int(bytes[i + k]) }
             i += lengthSize
-            guard len <= bytes.count - i else { throw AVCError.truncated }
+            guard len <= bytes.count - i else { throw ParameterSetError.truncated }
             units.append(Array(bytes[i..<i + len]))
             i += len
         }

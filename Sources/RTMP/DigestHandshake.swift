@@ -1,3 +1,4 @@
+import BinaryCoding
 /// The digest ("complex") RTMP handshake of Flash-era and hardware encoders, as librtmp,
 /// nginx-rtmp and SRS implement it: C1 carries an HMAC-SHA256 digest at a position derived from
 /// four of its bytes; the server proves itself with digests in S1 and S2.
@@ -48,7 +49,7 @@ public struct DigestHandshake: Sendable {
 
     /// S1 with our digest under the server key, in the client's scheme.
     public func s1(scheme: Scheme, time: UInt32, random: [UInt8]) -> [UInt8] {
-        var s1 = be32(time) + [0x0D, 0x0E, 0x0A, 0x0D] + random
+        var s1 = time.bigEndianBytes + [0x0D, 0x0E, 0x0A, 0x0D] + random
         let offset = scheme.digestOffset(in: s1)
         let message = Array(s1[..<offset]) + Array(s1[(offset + 32)...])
         s1.replaceSubrange(offset..<offset + 32, with: hmac(Array(Self.serverKey.prefix(36)), message))

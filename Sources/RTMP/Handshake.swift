@@ -1,3 +1,4 @@
+import BinaryCoding
 /// Server side of the RTMP handshake (RTMP specification 1.0, section 5.2), as a state machine
 /// that consumes bytes and returns what to send.
 ///
@@ -46,9 +47,9 @@ public struct HandshakeStateMachine: Sendable {
             if let digest, let (scheme, clientDigest) = digest.validate(c1: c1) {
                 usedDigest = true
                 s0s1s2 += digest.s1(scheme: scheme, time: serverTime, random: serverRandom)
-                s0s1s2 += digest.s2(clientDigest: clientDigest, random: Array(serverRandom.reversed()) + be32(serverTime) + [0, 0, 0, 0])
+                s0s1s2 += digest.s2(clientDigest: clientDigest, random: Array(serverRandom.reversed()) + serverTime.bigEndianBytes + [0, 0, 0, 0])
             } else {
-                s0s1s2 += be32(serverTime) + [0, 0, 0, 0] + serverRandom
+                s0s1s2 += serverTime.bigEndianBytes + [0, 0, 0, 0] + serverRandom
                 s0s1s2 += c1
             }
             actions.append(.send(s0s1s2))

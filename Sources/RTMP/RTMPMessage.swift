@@ -1,3 +1,4 @@
+import BinaryCoding
 /// RTMP message type IDs (RTMP specification 1.0, sections 5.4 and 7.1).
 public enum RTMPMessageType: UInt8, Sendable {
     case setChunkSize = 1
@@ -47,21 +48,20 @@ extension RTMPMessage {
         RTMPMessage(chunkStreamID: RTMPChunkStream.control, timestamp: 0, typeID: type.rawValue, messageStreamID: 0, payload: payload)
     }
 
-    public static func setChunkSize(_ size: UInt32) -> RTMPMessage { .control(.setChunkSize, be32(size & 0x7FFF_FFFF)) }
-    public static func windowAcknowledgementSize(_ size: UInt32) -> RTMPMessage { .control(.windowAcknowledgementSize, be32(size)) }
-    public static func acknowledgement(_ sequence: UInt32) -> RTMPMessage { .control(.acknowledgement, be32(sequence)) }
+    public static func setChunkSize(_ size: UInt32) -> RTMPMessage { .control(.setChunkSize, (size & 0x7FFF_FFFF).bigEndianBytes) }
+    public static func windowAcknowledgementSize(_ size: UInt32) -> RTMPMessage { .control(.windowAcknowledgementSize, size.bigEndianBytes) }
+    public static func acknowledgement(_ sequence: UInt32) -> RTMPMessage { .control(.acknowledgement, sequence.bigEndianBytes) }
     /// Limit type 2 = dynamic.
     public static func setPeerBandwidth(_ size: UInt32, limitType: UInt8 = 2) -> RTMPMessage {
-        .control(.setPeerBandwidth, be32(size) + [limitType])
+        .control(.setPeerBandwidth, size.bigEndianBytes + [limitType])
     }
     /// User Control event StreamBegin (event type 0).
-    public static func streamBegin(_ streamID: UInt32) -> RTMPMessage { .control(.userControl, [0, 0] + be32(streamID)) }
+    public static func streamBegin(_ streamID: UInt32) -> RTMPMessage { .control(.userControl, [0, 0] + streamID.bigEndianBytes) }
     /// User Control event PingResponse (event type 7).
-    public static func pingResponse(_ timestamp: UInt32) -> RTMPMessage { .control(.userControl, [0, 7] + be32(timestamp)) }
+    public static func pingResponse(_ timestamp: UInt32) -> RTMPMessage { .control(.userControl, [0, 7] + timestamp.bigEndianBytes) }
 
     public static func command(_ values: [AMF0Value], streamID: UInt32 = 0, chunkStreamID: UInt32 = RTMPChunkStream.command) -> RTMPMessage {
         RTMPMessage(chunkStreamID: chunkStreamID, timestamp: 0, typeID: RTMPMessageType.amf0Command.rawValue, messageStreamID: streamID, payload: AMF0.encode(values))
     }
 }
 
-func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }

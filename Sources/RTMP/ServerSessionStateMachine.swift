@@ -188,6 +188,16 @@ public struct ServerSessionStateMachine: Sendable {
         ])]
     }
 
+    /// The published media cannot be taken (an unsupported codec): end the publish, tell the
+    /// client why with `NetStream.Publish.Rejected`, and close.
+    public mutating func publishFailed(_ reason: String) -> [Action] {
+        guard case .publishing = state else { return [] }
+        state = .closed
+        return [.unpublished, .close(reason: reason, messages: [
+            status(level: "error", code: "NetStream.Publish.Rejected", description: "Storecast cannot take this stream: \(reason)"),
+        ])]
+    }
+
     public mutating func connectionClosed() -> [Action] {
         defer { state = .closed }
         if case .publishing = state { return [.unpublished] }

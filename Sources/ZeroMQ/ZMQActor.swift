@@ -81,7 +81,7 @@ public final class ZMQActor<Command: Sendable>: Sendable {
         let clock = ContinuousClock()
         let poller = ZMQPoller()
         var nextTick = clock.now
-        let tickMs = Int(tickInterval.components.seconds * 1000 + tickInterval.components.attoseconds / 1_000_000_000_000_000)
+        let tickMs = Self.milliseconds(tickInterval)
         let wakeup = mailbox.wakeup
         while !mailbox.stopping.load(ordering: .acquiring) {
             let sockets = body.readableSockets
@@ -116,17 +116,13 @@ public final class ZMQActor<Command: Sendable>: Sendable {
                         onError(error)
                     }
                     drained += 1
-                } while drained < 256 && socketHasInput(socket)
+                } while drained < 256 && socket.hasPendingInput
             }
             if clock.now >= nextTick {
                 nextTick = clock.now.advanced(by: tickInterval)
                 do { try body.tick(now: clock.now) } catch { onError(error) }
             }
         }
-    }
-
-    private static func socketHasInput(_ socket: ZMQSocket) -> Bool {
-        (try? ZMQPoller().pollReadable([.socket(socket)], timeoutMilliseconds: 0).first) ?? false
     }
 
     private static func milliseconds(_ d: Duration) -> Int {

@@ -37,17 +37,17 @@ let spsGolden: [(name: String, sps: String, pps: String, width: Int, height: Int
     }
 
     @Test func truncatedRecordIsAnError() {
-        #expect(throws: AVCError.truncated) { try AVCDecoderConfigurationRecord(parsing: [1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0x00, 0x30, 0x67]) }
+        #expect(throws: ParameterSetError.truncated) { try AVCDecoderConfigurationRecord(parsing: [1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0x00, 0x30, 0x67]) }
     }
 
     @Test func recordWithoutPPSIsAnError() {
-        #expect(throws: AVCError.missingParameterSet("PPS")) {
+        #expect(throws: ParameterSetError.missingParameterSet("PPS")) {
             try AVCDecoderConfigurationRecord(parsing: Hex.bytes("01 42c00d ff e1 0004 6742c00d 00"))
         }
     }
 
     @Test func notAnSPSIsAnError() {
-        #expect(throws: AVCError.self) { try H264SequenceParameterSet(parsing: Hex.bytes("68ebe3cb22c0")) }
+        #expect(throws: ParameterSetError.self) { try H264SequenceParameterSet(parsing: Hex.bytes("68ebe3cb22c0")) }
     }
 
     @Test func fuzzedParameterSetsNeverCrash() throws {
@@ -75,7 +75,7 @@ let spsGolden: [(name: String, sps: String, pps: String, width: Int, height: Int
     }
 
     @Test func lengthPastTheEndIsAnError() {
-        #expect(throws: AVCError.truncated) { try NALUnit.splitLengthPrefixed([0, 0, 0, 9, 0x65]) }
+        #expect(throws: ParameterSetError.truncated) { try NALUnit.splitLengthPrefixed([0, 0, 0, 9, 0x65]) }
     }
 
     @Test func emulationPreventionIsRemoved() {

@@ -31,7 +31,7 @@ enum X265Golden {
     @Test func missingPPSIsAnError() throws {
         var record = try HEVCDecoderConfigurationRecord(vps: X265Golden.vps, sps: X265Golden.sps, pps: X265Golden.pps)
         record.arrays.removeLast()
-        #expect(throws: HEVCError.missingParameterSet("PPS")) { try HEVCDecoderConfigurationRecord(parsing: record.serialized()) }
+        #expect(throws: ParameterSetError.missingParameterSet("PPS")) { try HEVCDecoderConfigurationRecord(parsing: record.serialized()) }
     }
 
     @Test func fuzzedRecordsNeverCrash() throws {

@@ -77,4 +77,17 @@ import Testing
         let bad = RTMPMessage(chunkStreamID: 3, timestamp: 0, typeID: 20, messageStreamID: 0, payload: [0x02, 0x00])
         guard case .close = s.received(bad).first else { Issue.record("expected close"); return }
     }
+
+    @Test func unsupportedMediaEndsThePublishWithRejected() throws {
+        var s = ServerSessionStateMachine()
+        _ = Self.connectAndPublish(&s)
+        _ = s.publishAuthorized()
+        let actions = s.publishFailed("unsupported FLV video codec id 2")
+        #expect(actions.first == .unpublished)
+        guard case .close(_, let messages) = try #require(actions.last) else { Issue.record("expected close"); return }
+        let status = try AMF0.decodeAll(messages[0].payload)
+        #expect(status[3]["code"] == .string("NetStream.Publish.Rejected"))
+        #expect(status[3]["description"]?.stringValue?.contains("codec id 2") == true)
+        #expect(s.state == .closed)
+    }
 }

@@ -157,7 +157,10 @@ let package = Package(
             swiftSettings: swift6),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "FFmpegCodecs", "MediaFormats", "RTMP", "StorecastTestSupport"],
+            dependencies: [
+                "StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "FFmpegCodecs", "MediaFormats", "RTMP", "StorecastTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swift6),
     ]
 )

@@ -7,35 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-8}"; SECS="${2:-60}"
-out="bench/out"; mkdir -p "$out"
-hz=$(getconf CLK_TCK)
+source bench/common.sh
+make_sample
 
-swift build -c release --product storecast
-swift build -c release --product storecast-ingest
-sample="$out/sample-2500k.flv"
-if [[ ! -f "$sample" ]]; then
-    echo "making a 2.5 Mbps 720p30 H.264/AAC sample…"
-    ffmpeg -v error -y -f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=sample_rate=44100 -t 120 \
-        -c:v libx264 -preset veryfast -b:v 2400k -maxrate 2500k -bufsize 5000k -g 60 -c:a aac -b:a 96k "$sample"
-fi
-
-cpu_ticks() {  # total utime+stime of the given pids
-    local t=0
-    for p in "$@"; do [[ -r /proc/$p/stat ]] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
-    echo $t
-}
-peak_rss_kb() {
-    local t=0
-    for p in "$@"; do [[ -r /proc/$p/status ]] && t=$((t + $(awk '/VmHWM/ {print $2}' /proc/$p/status))); done
-    echo $t
-}
-publish_all() {  # url-prefix keyfile
-    pids=()
-    for i in $(seq 1 "$N"); do
-        ffmpeg -v error -re -stream_loop -1 -i "$sample" -c copy -f flv "$1$(sed -n "${i}p" "$2")" </dev/null >/dev/null 2>&1 &
-        pids+=($!)
-    done
-}
 measure() {  # label pids…  (after a 5 s warm-up, over SECS)
     sleep 5
     local a; a=$(cpu_ticks "$@")
@@ -58,40 +32,35 @@ for i in $(seq 1 "$N"); do echo "bench$i"; done > "$out/nginx-keys"
 nginx -c "$PWD/$out/nginx.conf" & nginx_master=$!
 sleep 1
 nginx_pids=$(pgrep -P $nginx_master | tr '\n' ' ')
-publish_all "rtmp://127.0.0.1:19350/live/" "$out/nginx-keys"
+publish_all "$N" "rtmp://127.0.0.1:19350/live/" "$out/nginx-keys"
 nginx_ms=$(measure $nginx_master $nginx_pids)
 nginx_rss=$(peak_rss_kb $nginx_master $nginx_pids)
-kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null || true
+# The same again with one RTMP player per stream, so nginx forwards every byte once, as
+# storecast-ingest does to its ZeroMQ consumer.
+players=()
+for i in $(seq 1 "$N"); do
+    ffmpeg -v error -i "rtmp://127.0.0.1:19350/live/bench$i" -c copy -f null - </dev/null >/dev/null 2>&1 & players+=($!)
+done
+nginx_play_ms=$(measure $nginx_master $nginx_pids)
+kill "${pids[@]}" "${players[@]}" 2>/dev/null; wait "${pids[@]}" "${players[@]}" 2>/dev/null || true
 kill $nginx_master; wait $nginx_master 2>/dev/null || true
 
 # --- storecast-ingest
-pgport=55432
-run="$PWD/$out/run"
-mkdir -p "$run"
-conninfo=$(.build/release/storecast dev-db start --run-directory "$run" --port $pgport)
-.build/release/storecast migrate --database "$conninfo" >/dev/null
-.build/release/storecast tenant create bench --max-streams 1000 --database "$conninfo" >/dev/null
-: > "$out/storecast-keys"
-for i in $(seq 1 "$N"); do
-    .build/release/storecast stream create bench "s$i-$(date +%s)" --database "$conninfo" | awk '/stream key/ {print $NF}' >> "$out/storecast-keys"
-done
-.build/release/storecast-ingest --database "$conninfo" --rtmp-host 127.0.0.1 --rtmp-port 19351 \
-    --work-endpoint tcp://127.0.0.1:19361 --metrics-endpoint tcp://127.0.0.1:19362 --log-level warning & ingest=$!
-python3 bench/zmq_drain.py tcp://127.0.0.1:19361 & drain=$!
-sleep 2
-publish_all "rtmp://127.0.0.1:19351/live/" "$out/storecast-keys"
+start_storecast_ingest "$N"
+publish_all "$N" "rtmp://127.0.0.1:19351/live/" "$out/storecast-keys"
 ingest_ms=$(measure $ingest)
 ingest_rss=$(peak_rss_kb $ingest)
 kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null || true
-kill $ingest $drain; wait $ingest $drain 2>/dev/null || true
-.build/release/storecast dev-db stop --run-directory "$run" --port $pgport >/dev/null
+stop_storecast_ingest
 
 mbps=$(python3 -c "print(round($N * 2.5, 1))")
-python3 - "$N" "$SECS" "$mbps" "$nginx_ms" "$ingest_ms" "$nginx_rss" "$ingest_rss" <<'PY'
+python3 - "$N" "$SECS" "$mbps" "$nginx_ms" "$nginx_play_ms" "$ingest_ms" "$nginx_rss" "$ingest_rss" <<'PY'
 import sys
-n, secs, mbps, nginx_ms, ingest_ms, nginx_rss, ingest_rss = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), *map(int, sys.argv[4:])
+n, secs, mbps, nginx_ms, nginx_play_ms, ingest_ms, nginx_rss, ingest_rss = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), *map(int, sys.argv[4:])
 per = lambda ms: ms / secs / mbps
-print(f"| publishers | ingested Mbps | nginx-rtmp CPU ms/s/Mbps | storecast-ingest CPU ms/s/Mbps | ratio (storecast / nginx) | peak RSS per publisher nginx / storecast |")
-print(f"|---|---|---|---|---|---|")
-print(f"| {n} | {mbps} | {per(nginx_ms):.2f} | {per(ingest_ms):.2f} | {per(ingest_ms)/max(per(nginx_ms),1e-9):.2f}x | {nginx_rss/n/1024:.1f} MiB / {ingest_rss/n/1024:.1f} MiB |")
+r = lambda a, b: per(a) / max(per(b), 1e-9)
+print("| publishers | ingested Mbps | nginx-rtmp, no player | nginx-rtmp, 1 player per stream | storecast-ingest, 1 ZeroMQ consumer | storecast / nginx (no player) | storecast / nginx (1 player) | peak RSS per publisher nginx / storecast |")
+print("|---|---|---|---|---|---|---|---|")
+print(f"| {n} | {mbps} | {per(nginx_ms):.2f} | {per(nginx_play_ms):.2f} | {per(ingest_ms):.2f} | **{r(ingest_ms, nginx_ms):.2f}x** | {r(ingest_ms, nginx_play_ms):.2f}x | {nginx_rss/n/1024:.1f} MiB / {ingest_rss/n/1024:.1f} MiB |")
+print("(CPU figures are ms of CPU per second per ingested Mbps)")
 PY

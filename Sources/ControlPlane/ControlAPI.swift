@@ -30,6 +30,20 @@ public enum ControlAPI {
             let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
             return try json(["streams": streams])
         }
+        // Which transcoder worker holds each stream (current leases, or history with current=false).
+        v1.get("leases") { request, _ -> Response in
+            let current: Bool
+            switch request.uri.queryParameters.get("current") ?? "true" {
+            case "true": current = true
+            case "false": current = false
+            case let other: throw APIError.badRequest("current must be true or false, not \(other)")
+            }
+            guard let limit = Int(request.uri.queryParameters.get("limit") ?? "200"), (1...1000).contains(limit) else {
+                throw APIError.badRequest("limit must be a whole number from 1 to 1000")
+            }
+            let leases = try await guarded { try await LeaseLedger.list(in: catalog.database, currentOnly: current, limit: limit) }
+            return try json(["leases": leases])
+        }
         v1.post("tenants") { request, context -> Response in
             let body = try await decode(CreateTenant.self, request, context)
             guard body.slug.range(of: "^[a-z0-9][a-z0-9-]{0,62}$", options: .regularExpression) != nil else {

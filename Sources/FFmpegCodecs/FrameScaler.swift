@@ -1,15 +1,18 @@
 internal import CFFmpeg
 
-/// Owns a libswscale context that converts decoded frames to one rendition's size (YUV 4:2:0).
+/// Owns a libswscale context that converts decoded frames to one rendition's size (YUV 4:2:0,
+/// video range; full range when `fullRange`, for JPEG stills).
 public final class FrameScaler {
     private var context: OpaquePointer?
     private var sourceKey: (Int, Int, Int32) = (0, 0, -1)
     public let width: Int
     public let height: Int
+    public let fullRange: Bool
 
-    public init(width: Int, height: Int) {
+    public init(width: Int, height: Int, fullRange: Bool = false) {
         self.width = width
         self.height = height
+        self.fullRange = fullRange
     }
 
     deinit { sws_freeContext(context) }
@@ -22,11 +25,11 @@ public final class FrameScaler {
         if context == nil || key != sourceKey {
             sws_freeContext(context)
             context = sws_getContext(src.width, src.height, AVPixelFormat(rawValue: src.format),
-                                     Int32(width), Int32(height), AV_PIX_FMT_YUV420P, SWS_BICUBIC, nil, nil, nil)
+                                     Int32(width), Int32(height), fullRange ? AV_PIX_FMT_YUVJ420P : AV_PIX_FMT_YUV420P, SWS_BICUBIC, nil, nil, nil)
             sourceKey = key
             guard context != nil else { throw FFmpegError("sws_getContext", message: "cannot scale \(key.0)x\(key.1) to \(width)x\(height)") }
         }
-        let out = try VideoFrame(width: width, height: height)
+        let out = try VideoFrame(width: width, height: height, fullRange: fullRange)
         let rc = withUnsafePointer(to: src.data) { srcData in
             withUnsafePointer(to: src.linesize) { srcLines in
                 withUnsafePointer(to: out.pointer.pointee.data) { dstData in

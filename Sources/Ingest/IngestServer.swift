@@ -30,22 +30,30 @@ public final class IngestServer: Service, Sendable {
 
     private let configuration: Configuration
     private let catalog: StreamCatalog
+    private let ledger: LeaseLedger
     private let context: ZMQContext
     private let logger: Logger
 
     public init(configuration: Configuration, catalog: StreamCatalog, context: ZMQContext, logger: Logger) {
         self.configuration = configuration
         self.catalog = catalog
+        self.ledger = LeaseLedger(database: catalog.database, ingestNode: configuration.nodeID, logger: logger)
         self.context = context
         self.logger = logger
     }
 
     public func run() async throws {
-        let (config, context, logger) = (configuration, self.context, self.logger)
+        let (config, context, logger, ledger) = (configuration, self.context, self.logger, self.ledger)
+        do {
+            let closed = try await ledger.closeLeftovers()
+            if closed > 0 { logger.info("ended transcoder leases left open by this node's previous run", metadata: ["leases": "\(closed)"]) }
+        } catch {
+            logger.warning("could not tidy transcoder leases; continuing", metadata: ["error": "\(error)"])
+        }
         let dispatcher = try ZMQActor<DispatchCommand>(name: "ingest-dispatch", tickInterval: .milliseconds(250), onError: { error in
             logger.error("dispatcher error", metadata: ["error": "\(error)"])
         }) {
-            try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagerEndpoint: config.packagerEndpoint, logger: logger)
+            try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagerEndpoint: config.packagerEndpoint, ledger: ledger, logger: logger)
         }
         defer { dispatcher.stop() }
         let gate = PublishGate(catalog: catalog, dispatcher: dispatcher, nodeID: config.nodeID, table: config.liveStreams, logger: logger)

@@ -1,5 +1,6 @@
 import Logging
 import Metrics
+import StorecastRuntime
 import StorecastWire
 import ZeroMQ
 
@@ -14,19 +15,25 @@ public enum DispatchCommand: Sendable {
 /// The ZeroMQ side of ingest, on its own thread: a bound ROUTER that transcoder workers connect
 /// their DEALERs to. Workers send READY and heartbeats; the dispatcher leases each live stream to
 /// the least-loaded worker, sends it the GOP snapshot and then every unit in order, and moves
-/// the stream to another worker when its worker goes silent.
+/// the stream to another worker when its worker goes silent or unreachable (the new worker starts
+/// from the GOP cache; the packager splices the repeated stretch). A worker that reports capacity
+/// 0 is draining: each of its streams moves at its next keyframe, where the new worker starts
+/// exactly where the old one stops. Every lease is recorded in PostgreSQL (``LeaseLedger``).
 final class WorkDispatcher: ZMQActorBody {
     typealias Command = DispatchCommand
 
     private struct Stream {
         var cache = GOPCache()
         var worker: String?
+        /// The worker is draining: move at the next point a new worker can start from.
+        var handoff = false
     }
 
     private let router: ZMQSocket
     private let nodeID: String
     private let packagerEndpoint: String
     private let logger: Logger
+    private let ledger: LeaseLedger?
     private let clock = ContinuousClock()
     private var registry = WorkerRegistry()
     private var streams: [Int64: Stream] = [:]
@@ -34,17 +41,19 @@ final class WorkDispatcher: ZMQActorBody {
     private let unitsForwarded = Counter(label: "storecast_ingest_units_forwarded_total")
     private let unitsUnassigned = Counter(label: "storecast_ingest_units_without_worker_total")
     private let reassignments = Counter(label: "storecast_ingest_stream_reassignments_total")
+    private let handoffs = Counter(label: "storecast_ingest_stream_handoffs_total")
     private let workersGauge = Gauge(label: "storecast_ingest_workers")
 
     var readableSockets: [ZMQSocket] { [router] }
 
-    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagerEndpoint: String, logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagerEndpoint: String, ledger: LeaseLedger?, logger: Logger) throws {
         router = try ZMQSocket(context: context, type: .router)
         try router.setRouterMandatory(true)
         try router.setSendHighWaterMark(20_000)
         try router.bind(bindEndpoint)
         self.nodeID = nodeID
         self.packagerEndpoint = packagerEndpoint
+        self.ledger = ledger
         self.logger = logger
     }
 
@@ -55,7 +64,16 @@ final class WorkDispatcher: ZMQActorBody {
         case .media(let id, let message):
             // Mutate in place: a copy of the stream would copy its GOP on every unit.
             streams[id, default: Stream()].cache.record(message)
-            if let worker = streams[id]?.worker {
+            if let worker = streams[id]?.worker, streams[id]?.handoff == true, isHandoffPoint(message, id), let next = registry.leastLoaded(), next != worker {
+                // The cache now starts at this unit: the new worker begins exactly here, and the
+                // draining one flushes what it has up to here.
+                _ = send(.release(streamID: id), to: worker)
+                registry.unassign(id)
+                streams[id]?.handoff = false
+                handoffs.increment()
+                logger.info("handing stream over from a draining worker", metadata: ["stream": "\(id)", "from": "\(worker)", "to": "\(next)"])
+                lease(id, to: next, replacing: .workerDraining)
+            } else if let worker = streams[id]?.worker {
                 if send(message, to: worker) { unitsForwarded.increment() }
             } else {
                 unitsUnassigned.increment()
@@ -66,6 +84,7 @@ final class WorkDispatcher: ZMQActorBody {
             if let worker = stream.worker {
                 _ = send(.streamEnd(StreamEnd(streamID: id, reason: reason)), to: worker)
                 registry.unassign(id)
+                ledger?.ended(streamID: id, reason: .streamEnded)
             }
         }
     }
@@ -90,7 +109,14 @@ final class WorkDispatcher: ZMQActorBody {
             // A worker that restarted under the same id lost its streams: lease them again.
             let running = Set(status.streams)
             for (id, stream) in streams where stream.worker == identity && !running.contains(id) && isReady(message) {
-                lease(id, to: identity)
+                lease(id, to: identity, replacing: .workerRestarted)
+            }
+            // Capacity 0 means draining (schemas/wire.md): move its streams at their next keyframe.
+            if status.capacity == 0 {
+                for (id, stream) in streams where stream.worker == identity && !stream.handoff {
+                    streams[id]?.handoff = true
+                    logger.info("worker is draining; its stream moves at the next keyframe", metadata: ["worker": "\(identity)", "stream": "\(id)"])
+                }
             }
             for (id, stream) in streams where stream.worker == nil {
                 _ = stream
@@ -99,6 +125,13 @@ final class WorkDispatcher: ZMQActorBody {
         default:
             break
         }
+    }
+
+    /// A unit a new worker can start from: a video keyframe, or any unit of a stream without video.
+    private func isHandoffPoint(_ message: WireMessage, _ id: Int64) -> Bool {
+        guard case .accessUnit(let u) = message else { return false }
+        let hasVideo = streams[id]?.cache.announce?.tracks.contains { $0.kind == .video } ?? false
+        return hasVideo ? u.trackID == StreamAssembler.videoTrack && u.isKeyframe : true
     }
 
     private func isReady(_ message: WireMessage) -> Bool {
@@ -112,6 +145,8 @@ final class WorkDispatcher: ZMQActorBody {
             workersGauge.record(registry.workers.count)
             for id in orphaned {
                 streams[id]?.worker = nil
+                streams[id]?.handoff = false
+                ledger?.ended(streamID: id, reason: .workerSilent)
                 reassignments.increment()
                 assign(id)
             }
@@ -122,14 +157,16 @@ final class WorkDispatcher: ZMQActorBody {
 
     private func assign(_ id: Int64) {
         guard streams[id]?.worker == nil, let worker = registry.leastLoaded() else { return }
-        lease(id, to: worker)
+        lease(id, to: worker, replacing: .workerUnreachable)
     }
 
-    private func lease(_ id: Int64, to worker: String) {
+    /// Leases `id` to `worker`; a lease still recorded for the stream ends with `reason`.
+    private func lease(_ id: Int64, to worker: String, replacing reason: LeaseEndReason) {
         guard let stream = streams[id] else { return }
         registry.unassign(id)
         registry.assign(id, to: worker)
         streams[id]?.worker = worker
+        ledger?.granted(streamID: id, workerID: worker, replacing: reason)
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "snapshot_units": "\(stream.cache.units.count)"])
         guard send(.assign(Assignment(streamID: id, packagerEndpoint: packagerEndpoint)), to: worker) else { return }
         for message in stream.cache.snapshot { _ = send(message, to: worker) }
@@ -144,7 +181,11 @@ final class WorkDispatcher: ZMQActorBody {
         } catch {
             logger.warning("transcoder worker unreachable", metadata: ["worker": "\(worker)", "error": "\(error)"])
         }
-        for id in registry.remove(worker) { streams[id]?.worker = nil }
+        for id in registry.remove(worker) {
+            streams[id]?.worker = nil
+            streams[id]?.handoff = false
+            ledger?.ended(streamID: id, reason: .workerUnreachable)
+        }
         workersGauge.record(registry.workers.count)
         return false
     }

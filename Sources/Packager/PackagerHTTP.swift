@@ -27,6 +27,13 @@ enum PackagerHTTP {
             }
             return body(package.multivariantPlaylist(), type: playlistType, cache: "max-age=1")
         }
+        // The feed's preview: the latest still, replaced every few seconds of stream time.
+        router.get("/live/:tenant/:stream/thumbnail.jpg") { _, context -> Response in
+            guard let still = try lookup(store, context).thumbnail else {
+                throw HTTPError(.notFound, message: "No preview yet: the first one comes with the first decoded frame.")
+            }
+            return bytes(still.jpeg, type: "image/jpeg", cache: "max-age=2")
+        }
         router.get("/live/:tenant/:stream/:rendition/index.m3u8") { _, context -> Response in
             let rendition = try lookupRendition(store, context)
             let text = rendition.mediaPlaylist(segmentURI: { "seg-\($0).m4s" }, initURI: "init.mp4", targetDuration: targetDuration)

@@ -22,6 +22,9 @@ final class PackagingPipeline: ZMQActorBody {
     private var streams: [Int64: Stream] = [:]
     private let segmentsCounter = Counter(label: "storecast_packager_segments_total")
     private let unitsCounter = Counter(label: "storecast_packager_units_total")
+    private let thumbnailsCounter = Counter(label: "storecast_packager_thumbnails_total")
+    private let splicesCounter = Counter(label: "storecast_packager_splices_total")
+    private let replayDropped = Counter(label: "storecast_packager_replayed_units_dropped_total")
 
     var readableSockets: [ZMQSocket] { [pull] }
 
@@ -49,6 +52,10 @@ final class PackagingPipeline: ZMQActorBody {
         case .streamAnnounce(let a): announce(a)
         case .accessUnit(let u): unit(u)
         case .streamEnd(let e): end(e)
+        case .thumbnail(let t):
+            guard let stream = streams[t.streamID] else { return }
+            thumbnailsCounter.increment()
+            store.update(stream.key) { $0?.thumbnail = t }
         default: break
         }
     }
@@ -102,7 +109,13 @@ final class PackagingPipeline: ZMQActorBody {
     private func unit(_ u: AccessUnit) {
         guard var stream = streams[u.streamID], var segmenter = stream.segmenters[u.trackID], let name = stream.names[u.trackID] else { return }
         unitsCounter.increment()
+        let (splices, dropped) = (segmenter.splices, segmenter.replayedUnitsDropped)
         let segment = segmenter.append(u)
+        if segmenter.splices > splices {
+            splicesCounter.increment()
+            logger.info("rendition spliced: a new transcoder continues the timeline", metadata: ["stream": "\(stream.key)", "rendition": "\(name)", "at_dts": "\(u.dts)"])
+        }
+        replayDropped.increment(by: segmenter.replayedUnitsDropped - dropped)
         stream.segmenters[u.trackID] = segmenter
         streams[u.streamID] = stream
         if let segment { publish(segment, rendition: name, key: stream.key) }

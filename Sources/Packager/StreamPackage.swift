@@ -44,6 +44,8 @@ public struct StreamPackage: Sendable {
     public var name: String
     public var renditions: [String: RenditionPackage]
     public var ended = false
+    /// The latest preview still (JPEG) from the transcoder.
+    public var thumbnail: Thumbnail?
 
     /// Names of the video renditions, best first.
     public var videoRenditions: [RenditionPackage] {

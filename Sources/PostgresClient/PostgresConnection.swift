@@ -63,6 +63,19 @@ public final class PostgresConnection {
         return PostgresRows(columns: columns, rows: rows, affected: affected)
     }
 
+    /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// Runs a script of several statements without parameters (migrations).
     public func executeScript(_ sql: String) throws {
         guard let result = PQexec(handle, sql) else {
@@ -77,7 +90,7 @@ public final class PostgresConnection {
     }
 
     private static func withCStrings<R>(_ values: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-        var storage: [UnsafeMutablePointer<CChar>?] = values.map { $0.map { strdup($0) } ?? nil }
+        let storage: [UnsafeMutablePointer<CChar>?] = values.map { $0.map { strdup($0) } ?? nil }
         defer { storage.forEach { free($0) } }
         return body(storage.map { $0.map { UnsafePointer($0) } })
     }

@@ -62,6 +62,26 @@ public final class PostgresExecutor: Sendable {
         }
     }
 
+    /// Queues `body` without waiting for it: jobs run in the order they were submitted, so a
+    /// thread that is not async (a ZeroMQ actor) can record a sequence of facts in order.
+    /// `onError` runs on the database thread when the job fails.
+    public func submit(_ body: @escaping @Sendable (PostgresConnection) throws -> Void, onError: @escaping @Sendable (any Error) -> Void) {
+        guard !queue.stopped.load(ordering: .acquiring) else {
+            onError(PostgresError(code: .closed, message: "database executor stopped", sqlState: nil, query: nil))
+            return
+        }
+        let conninfo = self.conninfo
+        let job = Job { connection in
+            guard let connection else {
+                onError(PostgresError(code: .connectionFailed, message: "cannot reach PostgreSQL (\(Self.redacted(conninfo)))", sqlState: nil, query: nil))
+                return
+            }
+            do { try body(connection) } catch { onError(error) }
+        }
+        queue.jobs.withLock { $0.append(job) }
+        queue.available.signal()
+    }
+
     /// Convenience: one statement.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [String?] = []) async throws -> PostgresRows {

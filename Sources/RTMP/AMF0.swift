@@ -44,6 +44,8 @@ public struct AMF0Error: Error, Equatable, Sendable, CustomStringConvertible {
         case unsupportedMarker(UInt8)
         case tooDeep
         case tooManyItems
+        /// An AMF3 string, object or traits reference to an entry not yet seen.
+        case badReference
     }
     public let reason: Reason
     public init(reason: Reason) { self.reason = reason }
@@ -92,6 +94,10 @@ public enum AMF0 {
             case 0x0C:
                 let n = Int(try reader.u32())
                 return .string(String(decoding: try reader.read(n), as: UTF8.self))
+            case 0x11:
+                // avmplus-object-marker: the next value is AMF3.
+                var amf3 = AMF3Decoder()
+                return try amf3.decode(&reader, depth: depth)
             default:
                 throw AMF0Error(reason: .unsupportedMarker(marker))
             }

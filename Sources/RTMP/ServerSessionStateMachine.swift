@@ -61,7 +61,7 @@ public struct ServerSessionStateMachine: Sendable {
                 return close("malformed AMF3 command")
             }
             return command(values, streamID: message.messageStreamID)
-        case .audio, .video, .amf0Data:
+        case .audio, .video, .amf0Data, .amf3Data:
             if case .authorizing = state {
                 if heldWhileAuthorizing.count < Self.maximumHeldWhileAuthorizing { heldWhileAuthorizing.append(message) }
                 return []
@@ -150,8 +150,10 @@ public struct ServerSessionStateMachine: Sendable {
     }
 
     private func mediaAction(_ message: RTMPMessage) -> [Action] {
-        if message.type == .amf0Data {
-            guard let values = try? AMF0.decodeAll(message.payload) else { return [] }
+        if message.type == .amf0Data || message.type == .amf3Data {
+            // An AMF3 data message is a format byte 0, then AMF0 values (which may switch to AMF3).
+            let body = message.type == .amf3Data ? Array(message.payload.dropFirst()) : message.payload
+            guard let values = try? AMF0.decodeAll(body) else { return [] }
             return [.metadata(values)]
         }
         return [.media(message)]

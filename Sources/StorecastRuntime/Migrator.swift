@@ -52,16 +52,11 @@ public struct Migrator: Sendable {
             let done = Set(try conn.execute("SELECT version FROM schema_migrations").rows.compactMap { $0[0].flatMap { Int($0) } })
             var applied: [Int] = []
             for m in migrations where !done.contains(m.version) {
-                try conn.execute("BEGIN")
-                do {
+                try conn.transaction {
                     try conn.executeScript(m.sql)
                     try conn.execute("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [String(m.version), m.name])
-                    try conn.execute("COMMIT")
-                    applied.append(m.version)
-                } catch {
-                    _ = try? conn.execute("ROLLBACK")
-                    throw error
                 }
+                applied.append(m.version)
             }
             return applied
         }

@@ -68,19 +68,14 @@ public struct StreamCatalog: Sendable {
     /// Opens a session row and marks the stream live. Returns the session id.
     public func openSession(streamID: Int64, ingestNode: String, remoteAddress: String, client: String?) async throws -> Int64 {
         try await database.run { conn in
-            try conn.execute("BEGIN")
-            do {
+            try conn.transaction {
                 // A session left open by a crashed ingest is closed before the new one starts.
                 try conn.execute("UPDATE sessions SET ended_at = now(), end_reason = 'superseded' WHERE stream_id = $1 AND ended_at IS NULL", [String(streamID)])
                 let rows = try conn.execute(
                     "INSERT INTO sessions (stream_id, ingest_node, remote_addr, client) VALUES ($1, $2, $3, $4) RETURNING id",
                     [String(streamID), ingestNode, remoteAddress, client])
                 try conn.execute("UPDATE streams SET status = 'live', updated_at = now() WHERE id = $1", [String(streamID)])
-                try conn.execute("COMMIT")
                 return rows.int(0, "id") ?? 0
-            } catch {
-                _ = try? conn.execute("ROLLBACK")
-                throw error
             }
         }
     }

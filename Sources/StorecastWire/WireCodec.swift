@@ -22,6 +22,7 @@ public enum WireCodec {
     public static let maximumTracks = 16
     public static let maximumExposition = 4 * 1024 * 1024
     public static let maximumStreamsPerWorker = 4096
+    public static let maximumThumbnail = 2 * 1024 * 1024
 
     public static func encode(_ message: WireMessage) -> [UInt8] {
         var w = ByteWriter(capacity: 64 + (message.payloadSize))
@@ -46,6 +47,9 @@ public enum WireCodec {
             w.block32(u.data)
         case .streamEnd(let e):
             w.i64(e.streamID); w.string16(e.reason)
+        case .thumbnail(let t):
+            w.i64(t.streamID); w.i64(t.pts); w.u16(t.width); w.u16(t.height)
+            w.block32(t.jpeg)
         case .workerReady(let s), .workerHeartbeat(let s):
             w.string16(s.workerID); w.u16(s.capacity)
             w.u16(UInt16(s.streams.count))
@@ -93,6 +97,9 @@ public enum WireCodec {
                     dts: try r.i64(), compositionOffset: try r.i32(), data: try r.block32(limit: maximumPayload)))
             case .streamEnd:
                 message = .streamEnd(StreamEnd(streamID: try r.i64(), reason: try r.string16()))
+            case .thumbnail:
+                message = .thumbnail(Thumbnail(streamID: try r.i64(), pts: try r.i64(), width: try r.u16(), height: try r.u16(),
+                                               jpeg: try r.block32(limit: maximumThumbnail)))
             case .workerReady, .workerHeartbeat:
                 let id = try r.string16(), capacity = try r.u16()
                 let count = Int(try r.u16())
@@ -124,6 +131,7 @@ extension WireMessage {
         case .accessUnit(let u): u.data.count
         case .streamAnnounce(let a): a.tracks.reduce(0) { $0 + $1.config.count + 64 }
         case .telemetry(let t): t.exposition.utf8.count
+        case .thumbnail(let t): t.jpeg.count
         default: 0
         }
     }

@@ -7,6 +7,8 @@ public enum WireMessage: Equatable, Sendable {
     case streamAnnounce(StreamAnnounce)
     case accessUnit(AccessUnit)
     case streamEnd(StreamEnd)
+    // transcoder -> packager (PUSH -> PULL): the stories feed's preview image
+    case thumbnail(Thumbnail)
     // transcoder <-> ingest control (DEALER <-> ROUTER), after the Paranoid Pirate pattern
     case workerReady(WorkerStatus)
     case workerHeartbeat(WorkerStatus)
@@ -20,6 +22,7 @@ public enum WireMessage: Equatable, Sendable {
         case streamAnnounce = 0x01
         case accessUnit = 0x02
         case streamEnd = 0x03
+        case thumbnail = 0x04
         case workerReady = 0x10
         case workerHeartbeat = 0x11
         case assign = 0x12
@@ -32,6 +35,7 @@ public enum WireMessage: Equatable, Sendable {
         case .streamAnnounce: .streamAnnounce
         case .accessUnit: .accessUnit
         case .streamEnd: .streamEnd
+        case .thumbnail: .thumbnail
         case .workerReady: .workerReady
         case .workerHeartbeat: .workerHeartbeat
         case .assign: .assign
@@ -124,6 +128,24 @@ public struct AccessUnit: Equatable, Sendable {
 
     public var isKeyframe: Bool { flags & Self.keyframeFlag != 0 }
     public var pts: Int64 { dts + Int64(compositionOffset) }
+}
+
+/// A JPEG still of the source, taken every few seconds of stream time for feed previews.
+public struct Thumbnail: Equatable, Sendable {
+    public var streamID: Int64
+    /// Presentation time of the source frame, 90 kHz.
+    public var pts: Int64
+    public var width: UInt16
+    public var height: UInt16
+    public var jpeg: [UInt8]
+
+    public init(streamID: Int64, pts: Int64, width: UInt16, height: UInt16, jpeg: [UInt8]) {
+        self.streamID = streamID
+        self.pts = pts
+        self.width = width
+        self.height = height
+        self.jpeg = jpeg
+    }
 }
 
 public struct StreamEnd: Equatable, Sendable {

@@ -12,6 +12,12 @@ final class LadderEncoder {
     static let videoTimescale: Int64 = 90_000
     /// Audio held while the ladder waits for its first decoded frame.
     static let maximumHeldAudio = 256
+    /// Video silent this long while audio flows (the app went to the background): slate.
+    static let slateAfter: Int64 = videoTimescale
+    /// Slate frames per second: enough to keep players' buffers moving, cheap to encode.
+    static let slateInterval: Int64 = videoTimescale / 5
+    /// How much the last frame is darkened to make the slate.
+    static let slateDimming = 0.35
 
     private struct Rendition {
         let plan: PlannedRendition
@@ -31,6 +37,16 @@ final class LadderEncoder {
     private var audioRetimer: AudioRetimer?
     private var heldAudio: [AccessUnit] = []
     private var cadence: KeyframeCadence
+    private var thumbnails: ThumbnailSchedule
+    private var thumbnailScaler: FrameScaler?
+    private var jpegEncoder: JPEGEncoder?
+    /// The last decoded source frame, the slate made from it, and the last video time encoded.
+    private var lastFrame: VideoFrame?
+    private var slate: VideoFrame?
+    private var lastVideoPts: Int64?
+    private(set) var slateFramesEncoded = 0
+    private(set) var thumbnailsTaken = 0
+    private(set) var thumbnailErrors = 0
     private var sequence: UInt64 = 0
     private var announced: StreamAnnounce?
     private var pendingDiscontinuity = false
@@ -42,13 +58,16 @@ final class LadderEncoder {
         self.ladder = ladder
         self.settings = settings
         self.cadence = KeyframeCadence(gopDuration: settings.gopSeconds, timescale: Self.videoTimescale)
+        self.thumbnails = ThumbnailSchedule(interval: settings.thumbnailInterval, timescale: Self.videoTimescale)
     }
 
     func handle(_ message: WireMessage) throws -> [WireMessage] {
         switch message {
         case .streamAnnounce(let a): return try configure(a)
         case .accessUnit(let u): return try unit(u)
-        case .streamEnd(let e): return try finish(e)
+        case .streamEnd(let e): return try flush(streamID: e.streamID) + [.streamEnd(e)]
+        // Handed over to another worker: emit what the encoders hold, but the stream goes on.
+        case .release(let id): return try flush(streamID: id)
         default: return []
         }
     }
@@ -100,6 +119,11 @@ final class LadderEncoder {
     }
 
     private func planLadder(width: Int, height: Int) throws {
+        if settings.thumbnailInterval > 0 {
+            let size = ThumbnailSchedule.size(sourceWidth: width, sourceHeight: height)
+            thumbnailScaler = FrameScaler(width: size.width, height: size.height, fullRange: true)
+            jpegEncoder = try JPEGEncoder(width: size.width, height: size.height)
+        }
         for (index, plan) in ladder.plan(sourceWidth: width, sourceHeight: height).enumerated() {
             let encoder = try H264Encoder(.init(width: plan.width, height: plan.height, bitrate: plan.bitrate, frameRate: settings.frameRate, timescale: Int32(Self.videoTimescale), preset: settings.preset, tune: "zerolatency", threads: settings.encoderThreads))
             let sets = NALUnit.splitAnnexB(encoder.parameterSets)
@@ -121,7 +145,8 @@ final class LadderEncoder {
                 if heldAudio.count < Self.maximumHeldAudio { heldAudio.append(u) }
                 return []
             }
-            return [audioUnit(u)]
+            // Audio is the clock while video is missing: slate up to this audio frame's time.
+            return try slateFrames(until: u.dts * Self.videoTimescale / 1000, streamID: u.streamID) + [audioUnit(u)]
         }
         guard let decoder, source.tracks.contains(where: { $0.trackID == u.trackID && $0.kind == .video }) else { return [] }
         if waitingForKeyframe {
@@ -145,7 +170,13 @@ final class LadderEncoder {
             }
             let pts = frame.pts * Self.videoTimescale / 1000
             frame.pts = pts
+            // Encoders need increasing time: a late frame behind the slate is dropped.
+            if let last = lastVideoPts, pts <= last { continue }
+            if slate != nil { slate = nil }  // real video is back (at a keyframe)
+            lastFrame = frame
+            lastVideoPts = pts
             let keyframe = cadence.isKeyframe(pts: pts)
+            if thumbnails.isDue(pts: pts), let still = thumbnail(of: frame, streamID: u.streamID) { out.append(still) }
             for r in renditions {
                 let scaled = try r.scaler.scale(frame)
                 for packet in try r.encoder.encode(scaled, forceKeyframe: keyframe) {
@@ -158,18 +189,59 @@ final class LadderEncoder {
         return out
     }
 
+    /// Slate frames from the last video time up to `time` (90 kHz) once video has been missing
+    /// for ``slateAfter``: the last frame, dimmed, at 5 fps, on the same keyframe cadence.
+    /// Decoding then waits for the publisher's next keyframe, so video resumes cleanly.
+    private func slateFrames(until time: Int64, streamID: Int64) throws -> [WireMessage] {
+        guard let last = lastVideoPts, let lastFrame, let top = renditions.first, time - last > Self.slateAfter else { return [] }
+        if slate == nil {
+            let still = try FrameScaler(width: top.plan.width, height: top.plan.height).scale(lastFrame)
+            still.dim(by: Self.slateDimming)
+            slate = still
+            waitingForKeyframe = true
+        }
+        guard let slate else { return [] }
+        var out: [WireMessage] = []
+        var next = last + Self.slateInterval
+        while next <= time {
+            slate.pts = next
+            let keyframe = cadence.isKeyframe(pts: next)
+            for r in renditions {
+                for packet in try r.encoder.encode(try r.scaler.scale(slate), forceKeyframe: keyframe) {
+                    out.append(wrap(packet, rendition: r, streamID: streamID))
+                }
+            }
+            slateFramesEncoded += 1
+            lastVideoPts = next
+            next += Self.slateInterval
+        }
+        return out
+    }
+
+    /// A preview still; a failure costs the still, never the video.
+    private func thumbnail(of frame: VideoFrame, streamID: Int64) -> WireMessage? {
+        guard let thumbnailScaler, let jpegEncoder else { return nil }
+        do {
+            let jpeg = try jpegEncoder.encode(try thumbnailScaler.scale(frame))
+            thumbnailsTaken += 1
+            return .thumbnail(Thumbnail(streamID: streamID, pts: frame.pts, width: UInt16(jpegEncoder.width), height: UInt16(jpegEncoder.height), jpeg: jpeg))
+        } catch {
+            thumbnailErrors += 1
+            return nil
+        }
+    }
+
     private func audioUnit(_ u: AccessUnit) -> WireMessage {
         let dts = audioRetimer?.retime(milliseconds: u.dts) ?? u.dts
         sequence += 1
         return .accessUnit(AccessUnit(streamID: u.streamID, trackID: audioOutTrackID, flags: AccessUnit.keyframeFlag, sequence: sequence, dts: dts, compositionOffset: 0, data: u.data))
     }
 
-    private func finish(_ end: StreamEnd) throws -> [WireMessage] {
+    private func flush(streamID: Int64) throws -> [WireMessage] {
         var out: [WireMessage] = []
         for r in renditions {
-            for packet in try r.encoder.flush() { out.append(wrap(packet, rendition: r, streamID: end.streamID)) }
+            for packet in try r.encoder.flush() { out.append(wrap(packet, rendition: r, streamID: streamID)) }
         }
-        out.append(.streamEnd(end))
         return out
     }
 

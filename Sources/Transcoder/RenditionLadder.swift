@@ -50,7 +50,7 @@ public struct RenditionLadder: Sendable, Equatable {
         var chosen = rungs.filter { $0.shortSide <= sourceShort }
         if chosen.isEmpty, let smallest = rungs.last {
             // A source below the lowest rung is encoded once at its own size.
-            chosen = [Rung(name: smallest.name, shortSide: sourceShort, bitrate: smallest.bitrate)]
+            chosen = [Rung(name: "\(Self.even(Double(sourceShort)))p", shortSide: sourceShort, bitrate: smallest.bitrate)]
         }
         return chosen.map { rung in
             let short = Self.even(Double(rung.shortSide))

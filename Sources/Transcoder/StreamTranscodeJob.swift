@@ -24,18 +24,18 @@ final class StreamTranscodeJob: Sendable {
     private let inbox = Inbox()
     private let maximumQueued: Int
     private let dropped = Counter(label: "storecast_transcoder_units_dropped_total")
-    private let framesCounter = Counter(label: "storecast_transcoder_frames_encoded_total")
-    private let decodeErrorCounter = Counter(label: "storecast_transcoder_decode_errors_total")
 
     init(streamID: Int64, settings: TranscoderSettings, logger: Logger, emit: @escaping @Sendable (WireMessage) -> Void) {
         self.streamID = streamID
         self.maximumQueued = settings.maximumQueuedUnits
         let inbox = self.inbox
-        let framesCounter = self.framesCounter
-        let decodeErrorCounter = self.decodeErrorCounter
         let thread = Thread {
             let encoder = LadderEncoder(ladder: settings.ladder, settings: settings)
-            var reported = 0, reportedErrors = 0
+            var frames = CountReporter("storecast_transcoder_frames_encoded_total")
+            var decodeErrors = CountReporter("storecast_transcoder_decode_errors_total")
+            var slateFrames = CountReporter("storecast_transcoder_slate_frames_total")
+            var thumbnails = CountReporter("storecast_transcoder_thumbnails_total")
+            var thumbnailErrors = CountReporter("storecast_transcoder_thumbnail_errors_total")
             while true {
                 inbox.available.wait()
                 let batch = inbox.queue.withLock { q -> [WireMessage] in let b = q.messages; q.messages.removeAll(); return b }
@@ -46,15 +46,19 @@ final class StreamTranscodeJob: Sendable {
                     } catch {
                         logger.error("transcoding failed", metadata: ["stream": "\(streamID)", "error": "\(error)"])
                     }
-                    if case .streamEnd = message {
+                    switch message {
+                    case .streamEnd, .release:
                         inbox.stopped.store(true, ordering: .releasing)
                         return
+                    default:
+                        break
                     }
                 }
-                framesCounter.increment(by: encoder.framesEncoded - reported)
-                reported = encoder.framesEncoded
-                decodeErrorCounter.increment(by: encoder.decodeErrors - reportedErrors)
-                reportedErrors = encoder.decodeErrors
+                frames.report(encoder.framesEncoded)
+                decodeErrors.report(encoder.decodeErrors)
+                slateFrames.report(encoder.slateFramesEncoded)
+                thumbnails.report(encoder.thumbnailsTaken)
+                thumbnailErrors.report(encoder.thumbnailErrors)
             }
         }
         thread.name = "transcode-\(streamID)"
@@ -80,8 +84,28 @@ final class StreamTranscodeJob: Sendable {
         if accepted { inbox.available.signal() } else { dropped.increment() }
     }
 
+    /// The stream moved to another worker: encode what is queued, flush the encoders, then stop.
+    func release() {
+        inbox.queue.withLock { $0.messages.append(.release(streamID: streamID)) }
+        inbox.available.signal()
+    }
+
     func stop() {
         inbox.stopped.store(true, ordering: .releasing)
         inbox.available.signal()
+    }
+}
+
+/// Turns a running total kept by the encoder into increments of a swift-metrics counter.
+struct CountReporter {
+    private let counter: Counter
+    private var reported = 0
+
+    init(_ label: String) { counter = Counter(label: label) }
+
+    mutating func report(_ total: Int) {
+        guard total > reported else { return }
+        counter.increment(by: total - reported)
+        reported = total
     }
 }

@@ -8,8 +8,11 @@ public struct TranscoderSettings: Sendable, Equatable {
     public var rungs: [String]
     /// Units queued per stream before the worker sheds frames.
     public var maximumQueuedUnits: Int
+    /// Seconds of stream time between JPEG previews (0: none).
+    public var thumbnailInterval: Double
 
-    public init(preset: String = "veryfast", gopSeconds: Double = 2, frameRate: Int = 30, encoderThreads: Int = 1, rungs: [String] = [], maximumQueuedUnits: Int = 600) {
+    public init(preset: String = "veryfast", gopSeconds: Double = 2, frameRate: Int = 30, encoderThreads: Int = 1, rungs: [String] = [], maximumQueuedUnits: Int = 600, thumbnailInterval: Double = 5) {
+        self.thumbnailInterval = thumbnailInterval
         self.preset = preset
         self.gopSeconds = gopSeconds
         self.frameRate = frameRate

@@ -1,8 +1,14 @@
 import Foundation
 import Logging
 import Metrics
+import Synchronization
 import StorecastWire
 import ZeroMQ
+
+/// How many streams the worker runs, readable from any thread (the service waits on it to drain).
+final class ActiveStreamCount: Sendable {
+    let value = Atomic<Int>(0)
+}
 
 /// Commands posted to the worker's ZeroMQ thread.
 enum WorkerCommand: Sendable {
@@ -40,7 +46,12 @@ final class TranscoderWorker: ZMQActorBody {
     private let clock = ContinuousClock()
     private var links: [IngestLink] = []
     private var packagers: [String: ZMQSocket] = [:]
-    private var jobs: [Int64: (job: StreamTranscodeJob, packager: String, link: ObjectIdentifier)] = [:]
+    private var jobs: [Int64: (job: StreamTranscodeJob, packager: String, link: ObjectIdentifier)] = [:] {
+        didSet {
+            activeStreams.value.store(jobs.count, ordering: .releasing)
+        }
+    }
+    private let activeStreams: ActiveStreamCount
     private var draining = false
     private let post: @Sendable (WorkerCommand) -> Void
     private let streamsGauge = Gauge(label: "storecast_transcoder_streams")
@@ -48,8 +59,9 @@ final class TranscoderWorker: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { links.map(\.socket) }
 
-    init(context: ZMQContext, workerID: String, capacity: UInt16, ingestEndpoints: [String], settings: TranscoderSettings, logger: Logger, post: @escaping @Sendable (WorkerCommand) -> Void) throws {
+    init(context: ZMQContext, workerID: String, capacity: UInt16, ingestEndpoints: [String], settings: TranscoderSettings, activeStreams: ActiveStreamCount, logger: Logger, post: @escaping @Sendable (WorkerCommand) -> Void) throws {
         self.context = context
+        self.activeStreams = activeStreams
         self.workerID = workerID
         self.capacity = capacity
         self.settings = settings
@@ -101,10 +113,11 @@ final class TranscoderWorker: ZMQActorBody {
                 entry.job.submit(message)
                 logger.info("stream ended", metadata: ["stream": "\(e.streamID)", "reason": "\(e.reason)"])
             }
-            streamsGauge.record(jobs.count)
         case .release(let id):
-            jobs.removeValue(forKey: id)?.job.stop()
-            streamsGauge.record(jobs.count)
+            if let entry = jobs.removeValue(forKey: id) {
+                entry.job.release()
+                logger.info("stream handed over to another worker", metadata: ["stream": "\(id)"])
+            }
         default:
             break
         }
@@ -118,7 +131,6 @@ final class TranscoderWorker: ZMQActorBody {
             post(.output(endpoint: endpoint, out))
         }
         jobs[assignment.streamID] = (job, endpoint, ObjectIdentifier(link))
-        streamsGauge.record(jobs.count)
         logger.info("stream assigned", metadata: ["stream": "\(assignment.streamID)", "packager": "\(endpoint)"])
     }
 
@@ -142,7 +154,7 @@ final class TranscoderWorker: ZMQActorBody {
             }
         case .drain:
             draining = true
-            for link in links { try? link.socket.send([WireCodec.encode(.workerHeartbeat(status()))], dontWait: true) }
+            for link in links { _ = try? link.socket.send([WireCodec.encode(.workerHeartbeat(status()))], dontWait: true) }
         }
     }
 
@@ -163,6 +175,5 @@ final class TranscoderWorker: ZMQActorBody {
                 try link.socket.send([WireCodec.encode(.workerHeartbeat(status()))], dontWait: true)
             }
         }
-        streamsGauge.record(jobs.count)
     }
 }

@@ -17,6 +17,8 @@ struct TranscoderCommand: AsyncParsableCommand {
     @Option(help: "Comma-separated rungs to produce (1080p,720p,480p,360p); default all that fit the source.") var rungs = ""
     @Option(help: "x264 threads per rendition.") var encoderThreads = 1
     @Option(help: "Worker id (unique per worker).") var node: String?
+    @Option(help: "Seconds SIGTERM waits for ingest to move this worker's streams to other workers.") var drainTimeout: Double = 10
+    @Option(help: "Seconds of stream time between JPEG previews for the feed (0 turns them off).") var thumbnailInterval: Double = 5
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
@@ -24,8 +26,8 @@ struct TranscoderCommand: AsyncParsableCommand {
         let logger = Logger(label: "storecast.transcoder")
         let workerID = node ?? NodeIdentity.defaultNodeID(service: "transcoder")
         let context = try ZMQContext()
-        let settings = TranscoderSettings(preset: preset, gopSeconds: gop, encoderThreads: encoderThreads, rungs: rungs.split(separator: ",").map(String.init))
-        let worker = TranscoderService(configuration: .init(workerID: workerID, capacity: slots, ingestEndpoints: ingest, settings: settings), context: context, logger: logger)
+        let settings = TranscoderSettings(preset: preset, gopSeconds: gop, encoderThreads: encoderThreads, rungs: rungs.split(separator: ",").map(String.init), thumbnailInterval: thumbnailInterval)
+        let worker = TranscoderService(configuration: .init(workerID: workerID, capacity: slots, ingestEndpoints: ingest, settings: settings, drainTimeout: .milliseconds(Int(drainTimeout * 1000))), context: context, logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "transcoder", node: workerID, context: context, logger: logger)
         try await ServiceRunner.run([worker, telemetry], logger: logger)
     }

@@ -94,6 +94,14 @@ import Testing
         let audio = try await Self.probe(audioFile, ["-show_entries", "stream=codec_name,sample_rate", "-of", "csv=p=0"])
         #expect(audio.trimmingCharacters(in: .whitespacesAndNewlines) == "aac,44100")
 
+        // The feed's preview still: a JPEG of the source, short side 360.
+        let still = try #require(await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/launch/thumbnail.jpg"))
+        #expect(still.status == 200 && still.body.starts(with: [0xFF, 0xD8]), "a JPEG preview is served")
+        let stillFile = stack.logDirectory.appendingPathComponent("thumbnail.jpg")
+        try Data(still.body).write(to: stillFile)
+        let stillProbe = try await Self.probe(stillFile, ["-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0"])
+        #expect(stillProbe.trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,640,360")
+
         // Every process reports to the collector.
         let metrics = try #require(await TestEnvironment.httpGet("http://127.0.0.1:\(stack.metricsPort)/metrics"))
         let text = String(decoding: metrics.body, as: UTF8.self)
@@ -104,6 +112,14 @@ import Testing
         #expect(forwarded.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 > 100 } == true, "units counted: \(forwarded ?? "none")")
 
         #expect(await publisher.wait(timeout: 30) == 0, "ffmpeg publisher failed: \(publisher.log)")
+        // 10 s of stream: a still at 0 s and one at 5 s.
+        var stills = 0.0
+        _ = await StorecastStack.eventually(timeout: .seconds(5)) {
+            let text = String(decoding: await TestEnvironment.httpGet("http://127.0.0.1:\(stack.metricsPort)/metrics")?.body ?? [], as: UTF8.self)
+            stills = text.split(separator: "\n").first { $0.hasPrefix("storecast_packager_thumbnails_total{") }.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+            return stills >= 2
+        }
+        #expect(stills == 2, "one still every 5 s of stream time: \(stills)")
         let db = PostgresExecutor(conninfo: stack.database)
         defer { db.shutdown() }
         let closed = try await StorecastStack.eventually(timeout: .seconds(5)) {
@@ -203,5 +219,45 @@ import Testing
         let frames = try await EndToEndTests.probe(last, ["-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])
         #expect((Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 30, "frames after the change are encoded: \(frames)")
         _ = await stack.stop()
+    }
+
+    /// The seller's app goes to the background: video stops for 3 s while audio continues. The
+    /// renditions stay alive with a dimmed still of the last frame, then resume at the next real
+    /// keyframe, all on one timeline.
+    @Test func videoGapIsCoveredByADimmedSlate() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "background")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let before = try await ScriptedMedia.hevc(width: 640, height: 360, seconds: 4, directory: stack.logDirectory)
+        let after = ScriptedMedia.shifted(try await ScriptedMedia.hevc(width: 640, height: 360, seconds: 3, directory: stack.logDirectory), by: 7000)
+        let audio = try await ScriptedMedia.aac(seconds: 10, directory: stack.logDirectory)
+        try await ScriptedPublisher.run(port: stack.rtmpPort, key: key, frames: ScriptedMedia.interleave(before + after, audio))
+        let timeline = try await TranscoderPoolTests.timeline(base: "\(stack.playbackBase)/live/shop/background", rendition: "360p", directory: stack.logDirectory)
+        print("video gap: \(timeline.pts.count) frames, largest gap \(timeline.largestGap) s, \(timeline.discontinuities) discontinuities")
+        #expect(timeline.largestGap <= 0.25, "slate frames fill the 3 s without video; largest gap \(timeline.largestGap) s")
+        #expect(timeline.discontinuities == 0)
+        #expect(timeline.decodeErrors.isEmpty, "\(timeline.decodeErrors)")
+        let inGap = timeline.pts.filter { $0 > 4.5 && $0 < 6.5 }
+        #expect((8...12).contains(inGap.count), "about 5 slate frames per second in the gap: \(inGap.count)")
+        #expect(timeline.pts.contains { $0 > 7.5 }, "real video resumes after the gap")
+
+        // The slate is the last picture, darkened: mean luma in the gap well below before it.
+        let file = try #require(timeline.file)
+        let (_, stats) = try await ServiceProcess.run(try TestEnvironment.which("ffprobe"), [
+            "-v", "error", "-f", "lavfi", "-i", "movie=\(file.path),signalstats", "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG", "-of", "csv=p=0",
+        ])
+        let luma = stats.split(separator: "\n").compactMap { line -> (Double, Double)? in
+            let f = line.split(separator: ",").compactMap { Double($0) }
+            return f.count == 2 ? (f[0], f[1]) : nil
+        }
+        let mean = { (r: ClosedRange<Double>) in
+            let v = luma.filter { r.contains($0.0) }.map(\.1)
+            return v.isEmpty ? 0 : v.reduce(0, +) / Double(v.count)
+        }
+        let live = mean(1.0...3.9), slate = mean(4.6...6.5)
+        #expect(live > 0 && slate > 0 && slate < live * 0.6, "slate luma \(slate) vs live \(live)")
+        let statuses = await stack.stop()
+        #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
     }
 }

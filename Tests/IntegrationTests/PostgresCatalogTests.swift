@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresClient
 import StorecastRuntime
 import Testing
@@ -63,6 +64,39 @@ import Testing
         } catch let error as PostgresError {
             #expect(error.code == .uniqueViolation)
         }
+    }
+
+    @Test func leasesAreRecordedInOrderWithOneCurrentPerStream() async throws {
+        let db = PostgresExecutor(conninfo: try TestEnvironment.freshDatabase())
+        defer { db.shutdown() }
+        _ = try await Migrator(directory: TestEnvironment.migrationsDirectory).apply(on: db)
+        let catalog = StreamCatalog(database: db)
+        _ = try await catalog.createTenant(slug: "shop", name: "Shop")
+        let a = try await catalog.createStream(tenantSlug: "shop", slug: "a")
+        let b = try await catalog.createStream(tenantSlug: "shop", slug: "b")
+        let ledger = LeaseLedger(database: db, ingestNode: "ingest-1", logger: Logger(label: "test"))
+        // Fire-and-forget calls, as the dispatcher thread makes them; the next awaited query
+        // runs after them on the same database thread.
+        ledger.granted(streamID: a.streamID, workerID: "w1", replacing: .workerUnreachable)
+        ledger.granted(streamID: b.streamID, workerID: "w1", replacing: .workerUnreachable)
+        ledger.granted(streamID: a.streamID, workerID: "w2", replacing: .workerDraining)
+        ledger.ended(streamID: b.streamID, reason: .streamEnded)
+        let history = try await LeaseLedger.list(in: db, currentOnly: false)
+        #expect(history.map { "\($0.stream) \($0.workerID) \($0.endReason ?? "current")" } == [
+            "a w2 current", "b w1 stream ended", "a w1 worker draining",
+        ])
+        #expect(try await LeaseLedger.list(in: db, currentOnly: true).map(\.workerID) == ["w2"])
+        // The database refuses a second current lease for a stream.
+        await #expect(throws: PostgresError.self) {
+            try await db.execute("INSERT INTO transcoder_leases (stream_id, worker_id, ingest_node) VALUES ($1, 'w3', 'x')", [String(a.streamID)])
+        }
+        // A restarted ingest node ends what its previous run left open, and only that.
+        let other = LeaseLedger(database: db, ingestNode: "ingest-2", logger: Logger(label: "test"))
+        other.granted(streamID: b.streamID, workerID: "w9", replacing: .workerUnreachable)
+        #expect(try await ledger.closeLeftovers() == 1)
+        let current = try await LeaseLedger.list(in: db, currentOnly: true)
+        #expect(current.map(\.workerID) == ["w9"])
+        #expect(try await LeaseLedger.list(in: db, currentOnly: false).first { $0.workerID == "w2" }?.endReason == LeaseEndReason.ingestRestarted.rawValue)
     }
 
     @Test func unreachableServerIsAConnectionError() async throws {

@@ -42,19 +42,23 @@ final class StorecastStack: @unchecked Sendable {
         return String(key)
     }
 
-    func start() throws {
+    /// Starts the services. `workers` names the transcoder workers (one process each, the name is
+    /// also its node id); `workerArguments` and `packagerArguments` are added to their command lines.
+    func start(workers: [String] = ["storecast-transcoder"], workerArguments: [String] = [], packagerArguments: [String] = []) throws {
         let work = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let renditions = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let telemetry = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
-        let plan: [(String, [String])] = [
-            ("storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(metricsPort)"]),
-            ("storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)"]),
-            ("storecast-ingest", ["--database", database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
-            ("storecast-transcoder", ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", "ultrafast"]),
-            ("storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry]),
+        var plan: [(name: String, binary: String, arguments: [String])] = [
+            ("storecast-metrics", "storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(metricsPort)"]),
+            ("storecast-packager", "storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)"] + packagerArguments),
+            ("storecast-ingest", "storecast-ingest", ["--database", database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
         ]
-        for (name, args) in plan {
-            services.append(try ServiceProcess(name: name, executable: try TestEnvironment.binary(name), arguments: args, logDirectory: logDirectory))
+        for worker in workers {
+            plan.append((worker, "storecast-transcoder", ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", "ultrafast", "--node", worker] + workerArguments))
+        }
+        plan.append(("storecast-api", "storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry]))
+        for service in plan {
+            services.append(try ServiceProcess(name: service.name, executable: try TestEnvironment.binary(service.binary), arguments: service.arguments, logDirectory: logDirectory))
         }
     }
 
@@ -70,11 +74,11 @@ final class StorecastStack: @unchecked Sendable {
         return try await condition()
     }
 
-    /// Ready when ingest has a transcoder worker and the HTTP servers answer.
-    func waitUntilReady() async throws {
+    /// Ready when ingest has `workers` transcoder workers and the HTTP servers answer.
+    func waitUntilReady(workers: Int = 1) async throws {
         let ready = await Self.eventually(timeout: .seconds(20)) {
             let ingest = service("storecast-ingest")?.log ?? ""
-            guard ingest.contains("transcoder worker joined") else { return false }
+            guard ingest.components(separatedBy: "transcoder worker joined").count - 1 >= workers else { return false }
             return await TestEnvironment.httpGet("\(playbackBase)/healthz")?.status == 200
         }
         guard ready else { throw TestEnvironment.Failure(description: "stack did not become ready:\n\(logs())") }

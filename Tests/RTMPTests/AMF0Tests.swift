@@ -41,7 +41,7 @@ let amf0Golden: [(name: String, hex: String, value: AMF0Value)] = [
     }
 
     @Test func unsupportedMarkerIsAnError() {
-        #expect(throws: AMF0Error(reason: .unsupportedMarker(0x11))) { try AMF0.decodeAll([0x11]) }
+        #expect(throws: AMF0Error(reason: .unsupportedMarker(0x07))) { try AMF0.decodeAll([0x07, 0x00, 0x01]) }
     }
 
     @Test func nestingIsCapped() {

@@ -48,6 +48,68 @@ import Testing
     }
 }
 
+/// A stream moves from worker A to worker B, which starts from ingest's GOP cache and so repeats
+/// timestamps. 30 fps at 90 kHz, keyframes every 60 frames on both workers (the cadence is a
+/// function of stream time), and B's first frame is always a keyframe.
+@Suite struct RenditionSegmenterSpliceTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var target: Double
+        var workerA: Range<Int>
+        var workerB: Range<Int>
+        /// Expected segments as (first frame, frame count).
+        var segments: [(Int, Int)]
+        var dropped: Int
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(name: "B replays from the open segment's keyframe", target: 2, workerA: 0..<100, workerB: 60..<200,
+             segments: [(0, 60), (60, 60), (120, 60), (180, 20)], dropped: 40),
+        Case(name: "B's keyframe falls inside the open segment", target: 6, workerA: 0..<191, workerB: 180..<400,
+             segments: [(0, 120), (120, 60), (180, 120), (300, 100)], dropped: 11),
+        Case(name: "B replays from before the last published cut", target: 2, workerA: 0..<130, workerB: 60..<200,
+             segments: [(0, 60), (60, 60), (120, 60), (180, 20)], dropped: 70),
+        Case(name: "A fell behind: B starts after A's last frame", target: 2, workerA: 0..<100, workerB: 120..<200,
+             segments: [(0, 60), (60, 40), (120, 60), (180, 20)], dropped: 0),
+    ]
+
+    static let frame: Int64 = 3000
+
+    static func unit(_ f: Int, keyframe: Bool) -> AccessUnit {
+        AccessUnit(streamID: 1, trackID: 1, flags: keyframe ? 1 : 0, sequence: UInt64(f), dts: Int64(f) * frame, compositionOffset: 0, data: [UInt8(f & 0xFF)])
+    }
+
+    @Test(arguments: cases)
+    func splicesWithoutADiscontinuity(_ c: Case) {
+        var s = RenditionSegmenter(track: RenditionSegmenterTests.video, targetDuration: c.target)
+        var out: [PackagedSegment] = []
+        for f in c.workerA { if let seg = s.append(Self.unit(f, keyframe: f % 60 == 0)) { out.append(seg) } }
+        for f in c.workerB { if let seg = s.append(Self.unit(f, keyframe: f == c.workerB.lowerBound || f % 60 == 0)) { out.append(seg) } }
+        if let last = s.finish() { out.append(last) }
+        #expect(out.map { Int($0.startTime / Self.frame) } == c.segments.map(\.0))
+        #expect(out.map(\.sampleCount) == c.segments.map(\.1))
+        #expect(out.map(\.sequence) == Array(0..<out.count))
+        #expect(out.allSatisfy { !$0.discontinuity })
+        for (a, b) in zip(out, out.dropFirst()) { #expect(a.startTime + a.ticks == b.startTime, "timeline continues") }
+        #expect(s.splices == (c.workerB.lowerBound < c.workerA.upperBound ? 1 : 0))
+        #expect(s.replayedUnitsDropped == c.dropped)
+    }
+
+    @Test func audioSkipsWhatItAlreadyHas() {
+        let audio = TrackConfig(trackID: 2, kind: .audio, codec: "aac", name: "audio", timescale: 48_000, sampleRate: 48_000, channels: 2, config: [0x11, 0x90])
+        var s = RenditionSegmenter(track: audio, targetDuration: 2)
+        var out: [PackagedSegment] = []
+        let au = { (i: Int) in AccessUnit(streamID: 1, trackID: 2, flags: 1, sequence: UInt64(i), dts: Int64(i) * 1024, compositionOffset: 0, data: [UInt8(i & 0xFF)]) }
+        for i in 0..<100 { if let seg = s.append(au(i)) { out.append(seg) } }
+        for i in 60..<300 { if let seg = s.append(au(i)) { out.append(seg) } }
+        if let last = s.finish() { out.append(last) }
+        #expect(out.reduce(0) { $0 + $1.sampleCount } == 300)
+        #expect(s.replayedUnitsDropped == 40)
+        for (a, b) in zip(out, out.dropFirst()) { #expect(a.startTime + a.ticks == b.startTime) }
+    }
+}
+
 @Suite struct StreamPackageTests {
     static func rendition(_ name: String, kind: TrackKind, segments: Int) throws -> RenditionPackage {
         let config: [UInt8] = kind == .video

@@ -8,7 +8,7 @@ import Testing
         ("portrait phone 720x1280", 720, 1280, ["720p 720x1280", "480p 480x854", "360p 360x640"]),
         ("540p", 960, 540, ["480p 854x480", "360p 640x360"]),
         ("4:3 640x480", 640, 480, ["480p 640x480", "360p 480x360"]),
-        ("below the lowest rung", 320, 240, ["360p 320x240"]),
+        ("below the lowest rung, named by its own height", 320, 240, ["240p 320x240"]),
     ]
 
     @Test(arguments: cases.indices)
@@ -84,5 +84,26 @@ import Testing
         _ = r.retime(milliseconds: 0)
         let afterGap = r.retime(milliseconds: 1000)
         #expect(afterGap == 48_000)
+    }
+}
+
+@Suite struct ThumbnailScheduleTests {
+    static let sizes: [(source: (Int, Int), still: (Int, Int))] = [
+        ((1920, 1080), (640, 360)), ((854, 480), (640, 360)), ((720, 1280), (360, 640)), ((426, 240), (426, 240)), ((1440, 1080), (480, 360)),
+    ]
+
+    @Test(arguments: sizes.indices)
+    func keepsTheAspectWithAShortSideOfAtMost360(_ i: Int) {
+        let c = Self.sizes[i]
+        let size = ThumbnailSchedule.size(sourceWidth: c.source.0, sourceHeight: c.source.1)
+        #expect(size.width == c.still.0 && size.height == c.still.1, "\(c.source)")
+    }
+
+    @Test func oneStillPerIntervalOfStreamTime() {
+        var schedule = ThumbnailSchedule(interval: 5, timescale: 90_000)
+        let due = (0..<(30 * 12)).filter { schedule.isDue(pts: Int64($0) * 3000) }  // 12 s at 30 fps
+        #expect(due == [0, 150, 300])
+        var off = ThumbnailSchedule(interval: 0, timescale: 90_000)
+        #expect(!(0..<100).contains { off.isDue(pts: Int64($0) * 3000) })
     }
 }

@@ -15,6 +15,7 @@ let wireCases: [String: WireMessage] = [
     "access-unit-keyframe": .accessUnit(AccessUnit(streamID: 42, trackID: 1, flags: 1, sequence: 1, dts: 0, compositionOffset: 66, data: Hex.bytes("000000026588"))),
     "access-unit-negative-dts": .accessUnit(AccessUnit(streamID: 42, trackID: 2, flags: 0, sequence: 9, dts: -21, compositionOffset: 0, data: [])),
     "stream-end": .streamEnd(StreamEnd(streamID: 42, reason: "disconnected")),
+    "thumbnail": .thumbnail(Thumbnail(streamID: 42, pts: 450_000, width: 640, height: 360, jpeg: [0xFF, 0xD8, 0xFF, 0xD9])),
     "worker-ready": .workerReady(WorkerStatus(workerID: "transcoder-a", capacity: 2, streams: [])),
     "worker-heartbeat": .workerHeartbeat(WorkerStatus(workerID: "transcoder-a", capacity: 2, streams: [42, 43])),
     "assign": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602")),
@@ -38,7 +39,7 @@ struct WireVector: Decodable, Sendable, CustomStringConvertible {
         let vectors = try WireVector.load()
         #expect(Set(vectors.map(\.name)) == Set(wireCases.keys))
         let kinds = Set(wireCases.values.map(\.kind.rawValue))
-        #expect(kinds == [0x01, 0x02, 0x03, 0x10, 0x11, 0x12, 0x13, 0x30])
+        #expect(kinds == [0x01, 0x02, 0x03, 0x04, 0x10, 0x11, 0x12, 0x13, 0x30])
     }
 
     @Test(arguments: try WireVector.load())

@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import PostgresClient
+
+/// Why a transcoder lease ended; stored in `transcoder_leases.end_reason`.
+public enum LeaseEndReason: String, Sendable, CaseIterable {
+    case streamEnded = "stream ended"
+    case workerSilent = "worker missed heartbeats"
+    case workerUnreachable = "worker unreachable"
+    case workerRestarted = "worker restarted"
+    case workerDraining = "worker draining"
+    case ingestRestarted = "ingest restarted"
+}
+
+/// A transcoder lease as operators see it.
+public struct TranscoderLease: Sendable, Codable, Equatable {
+    public var id: Int64
+    public var streamID: Int64
+    public var tenant: String
+    public var stream: String
+    public var workerID: String
+    public var ingestNode: String
+    public var grantedAt: String
+    public var endedAt: String?
+    public var endReason: String?
+}
+
+/// Records transcoder leases in PostgreSQL (`transcoder_leases`). Grants and ends are queued on the
+/// database thread in the order they are made, so a caller on a ZeroMQ thread never waits on
+/// libpq and the table always ends in the order the dispatcher decided.
+public struct LeaseLedger: Sendable {
+    public let database: PostgresExecutor
+    public let ingestNode: String
+    private let logger: Logger
+
+    public init(database: PostgresExecutor, ingestNode: String, logger: Logger) {
+        self.database = database
+        self.ingestNode = ingestNode
+        self.logger = logger
+    }
+
+    /// Ends the leases a previous run of this ingest node left open (it crashed or was killed).
+    public func closeLeftovers() async throws -> Int {
+        let rows = try await database.execute(
+            "UPDATE transcoder_leases SET ended_at = now(), end_reason = $2 WHERE ingest_node = $1 AND ended_at IS NULL RETURNING id",
+            [ingestNode, LeaseEndReason.ingestRestarted.rawValue])
+        return rows.count
+    }
+
+    /// `streamID` is now leased to `workerID`; a current lease on another worker ends with `reason`.
+    public func granted(streamID: Int64, workerID: String, replacing reason: LeaseEndReason) {
+        let node = ingestNode
+        database.submit({ conn in
+            try conn.transaction {
+                try conn.execute("UPDATE transcoder_leases SET ended_at = now(), end_reason = $2 WHERE stream_id = $1 AND ended_at IS NULL",
+                                 [String(streamID), reason.rawValue])
+                try conn.execute("INSERT INTO transcoder_leases (stream_id, worker_id, ingest_node) VALUES ($1, $2, $3)",
+                                 [String(streamID), workerID, node])
+            }
+        }, onError: failed("grant"))
+    }
+
+    /// The current lease of `streamID`, if any, ends.
+    public func ended(streamID: Int64, reason: LeaseEndReason) {
+        database.submit({ conn in
+            try conn.execute("UPDATE transcoder_leases SET ended_at = now(), end_reason = $2 WHERE stream_id = $1 AND ended_at IS NULL",
+                             [String(streamID), reason.rawValue])
+        }, onError: failed("end"))
+    }
+
+    private func failed(_ what: String) -> @Sendable (any Error) -> Void {
+        let logger = self.logger
+        return { error in logger.warning("could not record transcoder lease \(what); the table may lag until the next change", metadata: ["error": "\(error)"]) }
+    }
+
+    /// Leases for operators: current ones, or the latest `limit` of every state.
+    public static func list(in database: PostgresExecutor, currentOnly: Bool, limit: Int = 200) async throws -> [TranscoderLease] {
+        let rows = try await database.execute(
+            """
+            SELECT l.id, l.stream_id, t.slug AS tenant, s.slug AS stream, l.worker_id, l.ingest_node,
+                   to_char(l.granted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS granted_at,
+                   to_char(l.ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ended_at, l.end_reason
+            FROM transcoder_leases l JOIN streams s ON s.id = l.stream_id JOIN tenants t ON t.id = s.tenant_id
+            WHERE NOT $1::boolean OR l.ended_at IS NULL
+            ORDER BY l.id DESC LIMIT $2
+            """, [currentOnly ? "true" : "false", String(limit)])
+        return (0..<rows.count).map { i in
+            TranscoderLease(id: rows.int(i, "id") ?? 0, streamID: rows.int(i, "stream_id") ?? 0, tenant: rows.value(i, "tenant") ?? "",
+                            stream: rows.value(i, "stream") ?? "", workerID: rows.value(i, "worker_id") ?? "", ingestNode: rows.value(i, "ingest_node") ?? "",
+                            grantedAt: rows.value(i, "granted_at") ?? "", endedAt: rows.value(i, "ended_at"), endReason: rows.value(i, "end_reason"))
+        }
+    }
+}

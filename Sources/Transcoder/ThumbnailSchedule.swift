@@ -1,0 +1,28 @@
+/// When the transcoder takes a preview still of the source and how big it is: the first frame at
+/// or after every `interval` of stream time (so a stream that moves to another worker keeps its
+/// rhythm), scaled so its short side is at most ``maximumShortSide`` with the aspect ratio kept.
+/// The stories feed shows it blurred while the next stream loads. Pure.
+public struct ThumbnailSchedule: Sendable {
+    public static let maximumShortSide = 360
+
+    private var grid: KeyframeCadence?
+
+    /// - Parameters:
+    ///   - interval: seconds of stream time between stills; 0 or less turns them off.
+    ///   - timescale: ticks per second of the pts passed to ``isDue(pts:)``.
+    public init(interval: Double, timescale: Int64) {
+        grid = interval > 0 ? KeyframeCadence(gopDuration: interval, timescale: timescale) : nil
+    }
+
+    public mutating func isDue(pts: Int64) -> Bool {
+        grid?.isKeyframe(pts: pts) ?? false
+    }
+
+    public static func size(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
+        let short = min(sourceWidth, sourceHeight)
+        guard short > 0 else { return (0, 0) }
+        let scale = Double(min(short, maximumShortSide)) / Double(short)
+        let even = { (v: Double) in max(2, Int((v / 2).rounded()) * 2) }
+        return (even(Double(sourceWidth) * scale), even(Double(sourceHeight) * scale))
+    }
+}

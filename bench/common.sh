@@ -1,0 +1,50 @@
+# Shared by the ingest benchmarks: the sample, the publishers and a throwaway Storecast ingest.
+# Source it after `cd` to the repository root; it defines functions and nothing runs.
+out="bench/out"; mkdir -p "$out"
+hz=$(getconf CLK_TCK)
+sample="$out/sample-2500k.flv"
+
+make_sample() {  # a 2.5 Mbps 720p30 H.264/AAC FLV, made once
+    [[ -f "$sample" ]] && return
+    echo "making a 2.5 Mbps 720p30 H.264/AAC sample…" >&2
+    ffmpeg -v error -y -f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=sample_rate=44100 -t 120 \
+        -c:v libx264 -preset veryfast -b:v 2400k -maxrate 2500k -bufsize 5000k -g 60 -c:a aac -b:a 96k "$sample"
+}
+cpu_ticks() {  # total utime+stime of the given pids
+    local t=0
+    for p in "$@"; do [[ -r /proc/$p/stat ]] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
+    echo $t
+}
+peak_rss_kb() {
+    local t=0
+    for p in "$@"; do [[ -r /proc/$p/status ]] && t=$((t + $(awk '/VmHWM/ {print $2}' /proc/$p/status))); done
+    echo $t
+}
+rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+publish_all() {  # N url-prefix keyfile; sets $pids
+    pids=()
+    for i in $(seq 1 "$1"); do
+        ffmpeg -v error -re -stream_loop -1 -i "$sample" -c copy -f flv "$2$(sed -n "${i}p" "$3")" </dev/null >/dev/null 2>&1 &
+        pids+=($!)
+    done
+}
+start_storecast_ingest() {  # N; sets $ingest $drain $conninfo, keys in $out/storecast-keys
+    swift build -c release --product storecast >&2
+    swift build -c release --product storecast-ingest >&2
+    pgport=55432; run="$PWD/$out/run"; mkdir -p "$run"
+    conninfo=$(.build/release/storecast dev-db start --run-directory "$run" --port $pgport)
+    .build/release/storecast migrate --database "$conninfo" >/dev/null
+    .build/release/storecast tenant create bench --max-streams 1000 --database "$conninfo" >/dev/null 2>&1 || true
+    : > "$out/storecast-keys"
+    for i in $(seq 1 "$1"); do
+        .build/release/storecast stream create bench "s$i-$(date +%s%N)" --database "$conninfo" | awk '/stream key/ {print $NF}' >> "$out/storecast-keys"
+    done
+    .build/release/storecast-ingest --database "$conninfo" --rtmp-host 127.0.0.1 --rtmp-port 19351 \
+        --work-endpoint tcp://127.0.0.1:19361 --metrics-endpoint tcp://127.0.0.1:19362 --log-level warning & ingest=$!
+    python3 bench/zmq_drain.py tcp://127.0.0.1:19361 & drain=$!
+    sleep 2
+}
+stop_storecast_ingest() {
+    kill $ingest $drain; wait $ingest $drain 2>/dev/null || true
+    .build/release/storecast dev-db stop --run-directory "$PWD/$out/run" --port 55432 >/dev/null
+}

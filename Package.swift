@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "ControlPlane",
             dependencies: [
-                "StorecastRuntime", "PostgresClient",
+                "StorecastRuntime", "PostgresClient", "StorecastWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swift6),
@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "ServiceLogicTests",
-            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "StorecastWire", "StorecastTestSupport"],
+            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "StorecastWire", "StorecastRuntime", "StorecastTestSupport"],
             swiftSettings: swift6),
         .testTarget(
             name: "IngestChannelTests",

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import PostgresClient
 import StorecastRuntime
+import StorecastWire
 
 /// The operator's control API (JSON over HTTP): tenants and streams.
 public enum ControlAPI {
@@ -12,12 +13,28 @@ public enum ControlAPI {
 
     struct CreateTenant: Decodable { var slug: String; var name: String?; var maxConcurrentStreams: Int? }
     struct CreateStream: Decodable { var slug: String; var title: String? }
+    struct SaveProfile: Decodable {
+        var name: String
+        var rungs: [LadderProfileStore.RungJSON]
+        var preset: String?
+        var gopSeconds: Int?
+        var lowLatency: Bool?
+        /// Make it the tenant's default for streams without their own.
+        var `default`: Bool?
+    }
+    struct SavedProfile: Encodable {
+        var tenant: String; var name: String; var rungs: [LadderProfileStore.RungJSON]
+        var preset: String; var gopSeconds: Int; var lowLatency: Bool; var `default`: Bool
+    }
+    struct StreamProfile: Decodable { var name: String? }
     struct CreatedStreamResponse: Encodable {
         var id: Int64; var tenant: String; var slug: String
         /// Shown once.
         var streamKey: String
         var publishURL: String
         var playbackURL: String
+        /// The feed's preview still, refreshed every few seconds while live.
+        var thumbnailURL: String
     }
 
     public static func router(catalog: StreamCatalog, adminToken: String?, rtmpBaseURL: String, playbackBaseURL: String) -> Router<BasicRequestContext> {
@@ -43,6 +60,26 @@ public enum ControlAPI {
             }
             let leases = try await guarded { try await LeaseLedger.list(in: catalog.database, currentOnly: current, limit: limit) }
             return try json(["leases": leases])
+        }
+        // Ladder profiles: how a tenant's streams are transcoded.
+        let profiles = LadderProfileStore(database: catalog.database)
+        v1.post("tenants/:tenant/ladder-profiles") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant")
+            let body = try await decode(SaveProfile.self, request, context)
+            let profile = try await problems {
+                try LadderProfileStore.validated(name: body.name, rungs: body.rungs, preset: body.preset ?? "veryfast",
+                                                 gopSeconds: body.gopSeconds ?? 2, lowLatency: body.lowLatency ?? true)
+            }
+            try await problems { try await guarded { try await profiles.save(tenantSlug: tenant, profile: profile, makeDefault: body.default ?? false) } }
+            return try json(SavedProfile(
+                tenant: tenant, name: profile.name, rungs: profile.rungs.map { .init(name: $0.name, shortSide: Int($0.shortSide), bitrate: Int($0.bitrate)) },
+                preset: profile.preset, gopSeconds: Int(profile.gopSeconds), lowLatency: profile.lowLatency, default: body.default ?? false), status: .created)
+        }
+        v1.put("tenants/:tenant/streams/:stream/ladder-profile") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let body = try await decode(StreamProfile.self, request, context)
+            try await problems { try await guarded { try await profiles.assign(tenantSlug: tenant, streamSlug: stream, profileName: body.name) } }
+            return try json(["tenant": tenant, "stream": stream, "ladderProfile": body.name ?? "tenant default"])
         }
         v1.post("tenants") { request, context -> Response in
             let body = try await decode(CreateTenant.self, request, context)
@@ -70,10 +107,21 @@ public enum ControlAPI {
             }
             return try json(CreatedStreamResponse(
                 id: created.streamID, tenant: tenant, slug: created.streamSlug, streamKey: created.streamKey,
-                publishURL: "\(rtmpBaseURL)/live/\(created.streamKey)", playbackURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/master.m3u8"),
+                publishURL: "\(rtmpBaseURL)/live/\(created.streamKey)", playbackURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/master.m3u8",
+                thumbnailURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/thumbnail.jpg"),
                 status: .created)
         }
         return router
+    }
+
+    /// Maps the profile store's problems to 400 and 404.
+    static func problems<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let problem as LadderProfileStore.Problem {
+            switch problem {
+            case .invalid(let message): throw APIError.badRequest(message)
+            case .notFound(let message): throw APIError.notFound(message)
+            }
+        }
     }
 
     static func guarded<T: Sendable>(_ body: () async throws -> T) async throws -> T {

@@ -110,8 +110,10 @@ public final class PublishGate: Sendable {
             let catalog = self.catalog
             Task { try? await catalog.setStatus(streamID: record.streamID, "live") }
         }
+        // The transcode profile travels with the lease; it reaches the dispatcher before media.
+        dispatcher.send(.profile(streamID: record.streamID, record.profile))
         accepted.increment()
-        logger.info("publish started", metadata: ["remote": "\(remote)", "tenant": "\(record.tenantSlug)", "stream": "\(record.streamSlug)", "session": "\(grant.sessionID)", "client": "\(request.flashVer ?? "?")"])
+        logger.info("publish started", metadata: ["remote": "\(remote)", "tenant": "\(record.tenantSlug)", "stream": "\(record.streamSlug)", "session": "\(grant.sessionID)", "client": "\(request.flashVer ?? "?")", "ladder_profile": "\(record.profile?.name ?? "worker default")"])
         return .success(grant)
     }
 

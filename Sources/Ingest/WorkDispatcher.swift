@@ -10,6 +10,8 @@ public enum DispatchCommand: Sendable {
     /// Everything the event loop produced in one iteration, handed over with one wake-up.
     case mediaBatch([(streamID: Int64, message: WireMessage)])
     case ended(streamID: Int64, reason: String)
+    /// The stream's ladder profile (nil: the worker's settings), sent when a publish starts.
+    case profile(streamID: Int64, TranscodeProfile?)
 }
 
 /// The ZeroMQ side of ingest, on its own thread: a bound ROUTER that transcoder workers connect
@@ -27,6 +29,7 @@ final class WorkDispatcher: ZMQActorBody {
         var worker: String?
         /// The worker is draining: move at the next point a new worker can start from.
         var handoff = false
+        var profile: TranscodeProfile?
     }
 
     private let router: ZMQSocket
@@ -79,6 +82,8 @@ final class WorkDispatcher: ZMQActorBody {
                 unitsUnassigned.increment()
                 assign(id)
             }
+        case .profile(let id, let profile):
+            streams[id, default: Stream()].profile = profile
         case .ended(let id, let reason):
             guard let stream = streams.removeValue(forKey: id) else { return }
             if let worker = stream.worker {
@@ -156,7 +161,8 @@ final class WorkDispatcher: ZMQActorBody {
     }
 
     private func assign(_ id: Int64) {
-        guard streams[id]?.worker == nil, let worker = registry.leastLoaded() else { return }
+        // Only streams with media: a publish that never sent any has nothing to transcode.
+        guard let stream = streams[id], stream.worker == nil, stream.cache.announce != nil, let worker = registry.leastLoaded() else { return }
         lease(id, to: worker, replacing: .workerUnreachable)
     }
 
@@ -168,7 +174,7 @@ final class WorkDispatcher: ZMQActorBody {
         streams[id]?.worker = worker
         ledger?.granted(streamID: id, workerID: worker, replacing: reason)
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "snapshot_units": "\(stream.cache.units.count)"])
-        guard send(.assign(Assignment(streamID: id, packagerEndpoint: packagerEndpoint)), to: worker) else { return }
+        guard send(.assign(Assignment(streamID: id, packagerEndpoint: packagerEndpoint, profile: stream.profile)), to: worker) else { return }
         for message in stream.cache.snapshot { _ = send(message, to: worker) }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import StorecastWire
 
 /// A stream as ingest needs it when a publisher presents a key.
 public struct StreamRecord: Sendable, Equatable {
@@ -9,6 +10,8 @@ public struct StreamRecord: Sendable, Equatable {
     public var streamSlug: String
     public var maxConcurrentStreams: Int
     public var liveStreamsOfTenant: Int
+    /// The stream's ladder profile, else its tenant's default, else nil (the worker's settings).
+    public var profile: TranscodeProfile? = nil
 }
 
 public struct CreatedStream: Sendable, Equatable {
@@ -54,15 +57,19 @@ public struct StreamCatalog: Sendable {
         let rows = try await database.execute(
             """
             SELECT s.id, s.tenant_id, t.slug AS tenant_slug, s.slug, t.max_concurrent_streams,
-                   (SELECT count(*) FROM streams l WHERE l.tenant_id = s.tenant_id AND l.status IN ('live', 'reconnecting') AND l.id <> s.id) AS live
+                   (SELECT count(*) FROM streams l WHERE l.tenant_id = s.tenant_id AND l.status IN ('live', 'reconnecting') AND l.id <> s.id) AS live,
+                   p.name AS profile_name, p.rungs::text AS profile_rungs, p.preset AS profile_preset,
+                   p.gop_seconds AS profile_gop, p.low_latency AS profile_low_latency
             FROM streams s JOIN tenants t ON t.id = s.tenant_id
+            LEFT JOIN ladder_profiles p ON p.id = COALESCE(s.ladder_profile_id, t.ladder_profile_id)
             WHERE s.stream_key_hash = $1
             """, [StreamKey.hash(key)])
         guard !rows.isEmpty else { return nil }
         return StreamRecord(
             streamID: rows.int(0, "id") ?? 0, tenantID: rows.int(0, "tenant_id") ?? 0,
             tenantSlug: rows.value(0, "tenant_slug") ?? "", streamSlug: rows.value(0, "slug") ?? "",
-            maxConcurrentStreams: Int(rows.int(0, "max_concurrent_streams") ?? 0), liveStreamsOfTenant: Int(rows.int(0, "live") ?? 0))
+            maxConcurrentStreams: Int(rows.int(0, "max_concurrent_streams") ?? 0), liveStreamsOfTenant: Int(rows.int(0, "live") ?? 0),
+            profile: LadderProfileStore.profile(rows, 0))
     }
 
     /// Opens a session row and marks the stream live. Returns the session id.

@@ -56,6 +56,14 @@ public enum WireCodec {
             for id in s.streams { w.i64(id) }
         case .assign(let a):
             w.i64(a.streamID); w.string16(a.packagerEndpoint)
+            if let p = a.profile {
+                w.u8(1)
+                w.string16(p.name); w.string16(p.preset); w.u8(p.gopSeconds); w.u8(p.lowLatency ? 1 : 0)
+                w.u8(UInt8(p.rungs.count))
+                for r in p.rungs { w.string16(r.name); w.u16(r.shortSide); w.u32(r.bitrate) }
+            } else {
+                w.u8(0)
+            }
         case .release(let id):
             w.i64(id)
         case .telemetry(let t):
@@ -108,7 +116,16 @@ public enum WireCodec {
                 let status = WorkerStatus(workerID: id, capacity: capacity, streams: streams)
                 message = kind == .workerReady ? .workerReady(status) : .workerHeartbeat(status)
             case .assign:
-                message = .assign(Assignment(streamID: try r.i64(), packagerEndpoint: try r.string16()))
+                let streamID = try r.i64(), endpoint = try r.string16()
+                var profile: TranscodeProfile?
+                if try r.u8() != 0 {
+                    let name = try r.string16(), preset = try r.string16(), gop = try r.u8(), lowLatency = try r.u8() != 0
+                    let count = Int(try r.u8())
+                    guard count <= maximumTracks else { throw WireError(reason: .tooLarge("rungs \(count)")) }
+                    let rungs = try (0..<count).map { _ in TranscodeProfile.Rung(name: try r.string16(), shortSide: try r.u16(), bitrate: try r.u32()) }
+                    profile = TranscodeProfile(name: name, rungs: rungs, preset: preset, gopSeconds: gop, lowLatency: lowLatency)
+                }
+                message = .assign(Assignment(streamID: streamID, packagerEndpoint: endpoint, profile: profile))
             case .release:
                 message = .release(streamID: try r.i64())
             case .telemetry:

@@ -174,9 +174,45 @@ public struct Assignment: Equatable, Sendable {
     public var streamID: Int64
     /// The packager endpoint the worker must push renditions to.
     public var packagerEndpoint: String
-    public init(streamID: Int64, packagerEndpoint: String) {
+    /// The tenant's or stream's ladder profile; nil: the worker's own settings.
+    public var profile: TranscodeProfile?
+    public init(streamID: Int64, packagerEndpoint: String, profile: TranscodeProfile? = nil) {
         self.streamID = streamID
         self.packagerEndpoint = packagerEndpoint
+        self.profile = profile
+    }
+}
+
+/// How one stream is transcoded, from a ladder profile in PostgreSQL.
+public struct TranscodeProfile: Equatable, Sendable {
+    public struct Rung: Equatable, Sendable {
+        public var name: String
+        /// Height for landscape sources, width for portrait ones.
+        public var shortSide: UInt16
+        public var bitrate: UInt32
+        public init(name: String, shortSide: UInt16, bitrate: UInt32) {
+            self.name = name
+            self.shortSide = shortSide
+            self.bitrate = bitrate
+        }
+    }
+
+    public var name: String
+    /// Largest first.
+    public var rungs: [Rung]
+    /// x264 preset.
+    public var preset: String
+    /// Seconds between aligned keyframes: 1 or 2.
+    public var gopSeconds: UInt8
+    /// x264's zerolatency tune (no lookahead, no frame threads).
+    public var lowLatency: Bool
+
+    public init(name: String, rungs: [Rung], preset: String, gopSeconds: UInt8, lowLatency: Bool) {
+        self.name = name
+        self.rungs = rungs
+        self.preset = preset
+        self.gopSeconds = gopSeconds
+        self.lowLatency = lowLatency
     }
 }
 

@@ -125,7 +125,7 @@ final class LadderEncoder {
             jpegEncoder = try JPEGEncoder(width: size.width, height: size.height)
         }
         for (index, plan) in ladder.plan(sourceWidth: width, sourceHeight: height).enumerated() {
-            let encoder = try H264Encoder(.init(width: plan.width, height: plan.height, bitrate: plan.bitrate, frameRate: settings.frameRate, timescale: Int32(Self.videoTimescale), preset: settings.preset, tune: "zerolatency", threads: settings.encoderThreads))
+            let encoder = try H264Encoder(.init(width: plan.width, height: plan.height, bitrate: plan.bitrate, frameRate: settings.frameRate, timescale: Int32(Self.videoTimescale), preset: settings.preset, tune: settings.lowLatency ? "zerolatency" : nil, threads: settings.encoderThreads))
             let sets = NALUnit.splitAnnexB(encoder.parameterSets)
             let record = try AVCDecoderConfigurationRecord(
                 sequenceParameterSets: sets.filter { NALUnit.type($0) == NALUnit.sps },

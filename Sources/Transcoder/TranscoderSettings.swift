@@ -1,3 +1,5 @@
+import StorecastWire
+
 /// How a worker encodes: the operator's choices, applied to every stream it runs.
 public struct TranscoderSettings: Sendable, Equatable {
     public var preset: String
@@ -10,6 +12,10 @@ public struct TranscoderSettings: Sendable, Equatable {
     public var maximumQueuedUnits: Int
     /// Seconds of stream time between JPEG previews (0: none).
     public var thumbnailInterval: Double
+    /// x264's zerolatency tune.
+    public var lowLatency = true
+    /// Rungs from a ladder profile; replaces the field ladder (and `rungs`) when set.
+    public var profileLadder: RenditionLadder?
 
     public init(preset: String = "veryfast", gopSeconds: Double = 2, frameRate: Int = 30, encoderThreads: Int = 1, rungs: [String] = [], maximumQueuedUnits: Int = 600, thumbnailInterval: Double = 5) {
         self.thumbnailInterval = thumbnailInterval
@@ -22,6 +28,18 @@ public struct TranscoderSettings: Sendable, Equatable {
     }
 
     public var ladder: RenditionLadder {
-        rungs.isEmpty ? .field : RenditionLadder.field.restricted(to: rungs)
+        if let profileLadder { return profileLadder }
+        return rungs.isEmpty ? .field : RenditionLadder.field.restricted(to: rungs)
+    }
+
+    /// These settings with a stream's ladder profile applied (rungs, preset, GOP, tune).
+    public func applying(_ profile: TranscodeProfile?) -> TranscoderSettings {
+        guard let profile else { return self }
+        var s = self
+        s.preset = profile.preset
+        s.gopSeconds = Double(profile.gopSeconds)
+        s.lowLatency = profile.lowLatency
+        s.profileLadder = RenditionLadder(rungs: profile.rungs.map { Rung(name: $0.name, shortSide: Int($0.shortSide), bitrate: Int($0.bitrate)) })
+        return s
     }
 }

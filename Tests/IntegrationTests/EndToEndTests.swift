@@ -83,7 +83,7 @@ import Testing
             let size = try await Self.probe(file, ["-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0"])
             let parts = v.resolution.split(separator: "x")
             #expect(size.trimmingCharacters(in: .whitespacesAndNewlines) == "h264,\(parts[0]),\(parts[1])")
-            let frames = try await Self.probe(file, ["-select_streams", "v:0", "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0"])
+            let frames = try await EndToEndTests.probe(file, ["-select_streams", "v:0", "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0"])
             let lines = frames.split(separator: "\n")
             #expect(lines.count >= 30, "a 2 s segment at 30 fps")
             #expect(lines.first?.hasPrefix("1,") == true, "segment starts with a keyframe")
@@ -259,5 +259,46 @@ import Testing
         #expect(live > 0 && slate > 0 && slate < live * 0.6, "slate luma \(slate) vs live \(live)")
         let statuses = await stack.stop()
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
+    }
+
+    /// An operator gives a tenant a ladder profile through the control API: one 360p rung,
+    /// keyframes every second. The next publish is transcoded that way.
+    @Test func tenantLadderProfileShapesTheLadder() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "profiled")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let api = "http://127.0.0.1:\(stack.apiPort)/v1"
+        let profile = #"{"name":"mobile","rungs":[{"name":"360p","shortSide":360,"bitrate":500000}],"preset":"ultrafast","gopSeconds":1,"default":true}"#
+        let created = try #require(await TestEnvironment.http("POST", "\(api)/tenants/shop/ladder-profiles", json: profile))
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        let badGOP = try #require(await TestEnvironment.http("POST", "\(api)/tenants/shop/ladder-profiles", json: profile.replacingOccurrences(of: "\"gopSeconds\":1", with: "\"gopSeconds\":3")))
+        #expect(badGOP.status == 400 && String(decoding: badGOP.body, as: UTF8.self).contains("gopSeconds must be 1 or 2"))
+        let noTenant = try #require(await TestEnvironment.http("POST", "\(api)/tenants/nobody/ladder-profiles", json: profile))
+        #expect(noTenant.status == 404, "\(String(decoding: noTenant.body, as: UTF8.self))")
+        let noStream = try #require(await TestEnvironment.http("PUT", "\(api)/tenants/shop/streams/nope/ladder-profile", json: #"{"name":"mobile"}"#))
+        #expect(noStream.status == 404 && String(decoding: noStream.body, as: UTF8.self).contains("\"error\""))
+
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory)
+        let base = "\(stack.playbackBase)/live/shop/profiled"
+        let timeline = try await TranscoderPoolTests.timeline(base: base, rendition: "360p", directory: stack.logDirectory)
+        _ = await publisher.wait(timeout: 20)
+        let master = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+        #expect(EndToEndTests.variants(master).map(\.resolution) == ["640x360"], "only the profile's rung: \(master)")
+        let file = try #require(timeline.file)
+        let frames = try await EndToEndTests.probe(file, ["-select_streams", "v:0", "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0"])
+        let keyTimes = frames.split(separator: "\n").filter { $0.hasPrefix("1,") }.compactMap { Double($0.split(separator: ",")[1]) }
+        let spacing = zip(keyTimes, keyTimes.dropFirst()).map { ($1 - $0).rounded(toPlaces: 2) }
+        #expect(keyTimes.count >= 5 && spacing.allSatisfy { $0 == 1.0 }, "an IDR every second: \(keyTimes)")
+        #expect(stack.service("storecast-ingest")?.log.contains("ladder_profile=mobile") == true)
+        let statuses = await stack.stop()
+        #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
+    }
+}
+
+extension Double {
+    func rounded(toPlaces places: Int) -> Double {
+        let scale = pow(10, Double(places))
+        return (self * scale).rounded() / scale
     }
 }

@@ -99,6 +99,33 @@ import Testing
         #expect(try await LeaseLedger.list(in: db, currentOnly: false).first { $0.workerID == "w2" }?.endReason == LeaseEndReason.ingestRestarted.rawValue)
     }
 
+    @Test func ladderProfileResolvesStreamThenTenantThenWorker() async throws {
+        let db = PostgresExecutor(conninfo: try TestEnvironment.freshDatabase())
+        defer { db.shutdown() }
+        _ = try await Migrator(directory: TestEnvironment.migrationsDirectory).apply(on: db)
+        let catalog = StreamCatalog(database: db)
+        let profiles = LadderProfileStore(database: db)
+        _ = try await catalog.createTenant(slug: "shop", name: "Shop")
+        _ = try await catalog.createTenant(slug: "plain", name: "Plain")
+        let a = try await catalog.createStream(tenantSlug: "shop", slug: "a")
+        let b = try await catalog.createStream(tenantSlug: "shop", slug: "b")
+        let c = try await catalog.createStream(tenantSlug: "plain", slug: "c")
+        let rungs = [LadderProfileStore.RungJSON(name: "480p", shortSide: 480, bitrate: 900_000)]
+        let standard = try LadderProfileStore.validated(name: "standard", rungs: rungs, preset: "veryfast", gopSeconds: 2, lowLatency: true)
+        let vip = try LadderProfileStore.validated(name: "vip", rungs: rungs + [.init(name: "1080p", shortSide: 1080, bitrate: 6_000_000)], preset: "fast", gopSeconds: 1, lowLatency: false)
+        try await profiles.save(tenantSlug: "shop", profile: standard, makeDefault: true)
+        try await profiles.save(tenantSlug: "shop", profile: vip, makeDefault: false)
+        try await profiles.assign(tenantSlug: "shop", streamSlug: "b", profileName: "vip")
+
+        #expect(try await catalog.stream(forKey: a.streamKey)?.profile == standard, "the tenant's default")
+        #expect(try await catalog.stream(forKey: b.streamKey)?.profile == vip, "the stream's own, round-tripped through JSONB")
+        #expect(try await catalog.stream(forKey: c.streamKey)?.profile == nil, "no profile: the worker decides")
+        try await profiles.assign(tenantSlug: "shop", streamSlug: "b", profileName: nil)
+        #expect(try await catalog.stream(forKey: b.streamKey)?.profile?.name == "standard")
+        await #expect(throws: LadderProfileStore.Problem.self) { try await profiles.assign(tenantSlug: "shop", streamSlug: "b", profileName: "missing") }
+        await #expect(throws: LadderProfileStore.Problem.self) { try await profiles.save(tenantSlug: "nobody", profile: vip, makeDefault: false) }
+    }
+
     @Test func unreachableServerIsAConnectionError() async throws {
         let db = PostgresExecutor(conninfo: "host=127.0.0.1 port=\(try TestEnvironment.freePort()) user=x dbname=x connect_timeout=2")
         defer { db.shutdown() }

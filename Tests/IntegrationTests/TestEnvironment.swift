@@ -69,9 +69,19 @@ enum TestEnvironment {
     }
 
     static func httpGet(_ url: String) async -> (status: Int, body: [UInt8])? {
+        await http("GET", url)
+    }
+
+    /// One HTTP request; `json` becomes the body with `Content-Type: application/json`.
+    static func http(_ method: String, _ url: String, json: String? = nil) async -> (status: Int, body: [UInt8])? {
         guard let u = URL(string: url) else { return nil }
         var request = URLRequest(url: u)
+        request.httpMethod = method
         request.timeoutInterval = 5
+        if let json {
+            request.httpBody = Data(json.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
         guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { return nil }
         return (http.statusCode, Array(data))
     }

@@ -1,5 +1,6 @@
 import Testing
 @testable import Transcoder
+import StorecastRuntime
 
 @Suite struct RenditionLadderTests {
     static let cases: [(name: String, width: Int, height: Int, expected: [String])] = [
@@ -105,5 +106,41 @@ import Testing
         #expect(due == [0, 150, 300])
         var off = ThumbnailSchedule(interval: 0, timescale: 90_000)
         #expect(!(0..<100).contains { off.isDue(pts: Int64($0) * 3000) })
+    }
+}
+
+@Suite struct LadderProfileTests {
+    static let rungs = [LadderProfileStore.RungJSON(name: "360p", shortSide: 360, bitrate: 500_000),
+                        LadderProfileStore.RungJSON(name: "720p", shortSide: 720, bitrate: 1_800_000)]
+
+    @Test func validProfileSortsRungsLargestFirstAndDrivesTheLadder() throws {
+        let profile = try LadderProfileStore.validated(name: "mobile", rungs: Self.rungs, preset: "ultrafast", gopSeconds: 1, lowLatency: false)
+        #expect(profile.rungs.map(\.name) == ["720p", "360p"])
+        let settings = TranscoderSettings(preset: "veryfast", gopSeconds: 2, rungs: ["1080p"]).applying(profile)
+        #expect(settings.preset == "ultrafast" && settings.gopSeconds == 1 && !settings.lowLatency)
+        #expect(settings.ladder.plan(sourceWidth: 1920, sourceHeight: 1080).map { "\($0.name) \($0.width)x\($0.height) \($0.bitrate)" }
+                == ["720p 1280x720 1800000", "360p 640x360 500000"])
+        #expect(TranscoderSettings(rungs: ["360p"]).applying(nil).ladder.rungs.map(\.name) == ["360p"], "no profile: the worker's settings")
+    }
+
+    static let refused: [(String, [LadderProfileStore.RungJSON], String, Int, String)] = [
+        ("Bad Name", rungs, "veryfast", 2, "profile name must be"),
+        ("p", [], "veryfast", 2, "1 to 8 rungs"),
+        ("p", rungs + [rungs[0]], "veryfast", 2, "unique"),
+        ("p", [.init(name: "odd", shortSide: 361, bitrate: 500_000)], "veryfast", 2, "even number"),
+        ("p", [.init(name: "tiny", shortSide: 360, bitrate: 1_000)], "veryfast", 2, "bitrate must be"),
+        ("p", rungs, "placebo", 2, "preset must be one of"),
+        ("p", rungs, "veryfast", 3, "gopSeconds must be 1 or 2"),
+    ]
+
+    @Test(arguments: refused.indices)
+    func refusesWithAMessageThatSaysWhatToFix(_ i: Int) {
+        let c = Self.refused[i]
+        do {
+            _ = try LadderProfileStore.validated(name: c.0, rungs: c.1, preset: c.2, gopSeconds: c.3, lowLatency: true)
+            Issue.record("accepted \(c)")
+        } catch {
+            #expect("\(error)".contains(c.4), "\(error)")
+        }
     }
 }

@@ -19,6 +19,9 @@ let wireCases: [String: WireMessage] = [
     "worker-ready": .workerReady(WorkerStatus(workerID: "transcoder-a", capacity: 2, streams: [])),
     "worker-heartbeat": .workerHeartbeat(WorkerStatus(workerID: "transcoder-a", capacity: 2, streams: [42, 43])),
     "assign": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602")),
+    "assign-with-profile": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", profile: TranscodeProfile(
+        name: "mobile", rungs: [.init(name: "720p", shortSide: 720, bitrate: 1_800_000), .init(name: "360p", shortSide: 360, bitrate: 500_000)],
+        preset: "veryfast", gopSeconds: 1, lowLatency: true))),
     "release": .release(streamID: 42),
     "telemetry": .telemetry(Telemetry(service: "ingest", node: "ingest-a", pid: 1234, uptimeSeconds: 60, exposition: "up 1\n")),
 ]

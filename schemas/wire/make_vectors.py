@@ -20,7 +20,10 @@ vectors = [
     ("stream-end", head(0x03) + struct.pack(">q", 42) + s("disconnected")),
     ("worker-ready", head(0x10) + s("transcoder-a") + struct.pack(">HH", 2, 0)),
     ("worker-heartbeat", head(0x11) + s("transcoder-a") + struct.pack(">HHqq", 2, 2, 42, 43)),
-    ("assign", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602")),
+    ("assign", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([0])),
+    ("assign-with-profile", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([1])
+        + s("mobile") + s("veryfast") + bytes([1, 1, 2])
+        + s("720p") + struct.pack(">HI", 720, 1800000) + s("360p") + struct.pack(">HI", 360, 500000)),
     ("release", head(0x13) + struct.pack(">q", 42)),
     ("telemetry", head(0x30) + s("ingest") + s("ingest-a") + struct.pack(">II", 1234, 60) + blob(b"up 1\n")),
 ]

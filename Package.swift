@@ -129,7 +129,7 @@ let package = Package(
             swiftSettings: swift6),
         .executableTarget(
             name: "storecast",
-            dependencies: ["StorecastRuntime", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["StorecastRuntime", "PostgresClient", "Transcoder", "FFmpegCodecs", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swift6),
 
         // MARK: Tests

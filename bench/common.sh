@@ -15,12 +15,7 @@ cpu_ticks() {  # total utime+stime of the given pids
     for p in "$@"; do [[ -r /proc/$p/stat ]] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
     echo $t
 }
-peak_read_bytes() {  # bytes the given pids read through syscalls (sockets included): /proc/PID/io rchar
-    local t=0
-    for p in "$@"; do [[ -r /proc/$p/io ]] && t=$((t + $(awk '/^rchar/ {print $2}' /proc/$p/io))); done
-    echo $t
-}
-rss_kb() {
+peak_rss_kb() {
     local t=0
     for p in "$@"; do [[ -r /proc/$p/status ]] && t=$((t + $(awk '/VmHWM/ {print $2}' /proc/$p/status))); done
     echo $t

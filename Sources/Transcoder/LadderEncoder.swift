@@ -22,9 +22,9 @@ final class LadderEncoder {
     private struct Rendition {
         let plan: PlannedRendition
         let trackID: UInt8
-        let scaler: FrameScaler
-        let encoder: H264Encoder
+        let rung: RungEncoder
         let config: TrackConfig
+        var encoder: H264Encoder { rung.encoder }
     }
 
     private let ladder: RenditionLadder
@@ -132,7 +132,7 @@ final class LadderEncoder {
                 pictureParameterSets: sets.filter { NALUnit.type($0) == NALUnit.pps })
             let trackID = UInt8(index + 1)
             renditions.append(Rendition(
-                plan: plan, trackID: trackID, scaler: FrameScaler(width: plan.width, height: plan.height), encoder: encoder,
+                plan: plan, trackID: trackID, rung: RungEncoder(scaler: FrameScaler(width: plan.width, height: plan.height), encoder: encoder, name: plan.name),
                 config: TrackConfig(trackID: trackID, kind: .video, codec: "h264", name: plan.name, timescale: UInt32(Self.videoTimescale),
                                     width: UInt16(plan.width), height: UInt16(plan.height), bitrate: UInt32(plan.bitrate), config: record.serialized())))
         }
@@ -177,12 +177,7 @@ final class LadderEncoder {
             lastVideoPts = pts
             let keyframe = cadence.isKeyframe(pts: pts)
             if thumbnails.isDue(pts: pts), let still = thumbnail(of: frame, streamID: u.streamID) { out.append(still) }
-            for r in renditions {
-                let scaled = try r.scaler.scale(frame)
-                for packet in try r.encoder.encode(scaled, forceKeyframe: keyframe) {
-                    out.append(wrap(packet, rendition: r, streamID: u.streamID))
-                }
-            }
+            out += try encodeLadder(frame, keyframe: keyframe, streamID: u.streamID)
             framesEncoded += 1
         }
         if !out.isEmpty, pendingDiscontinuity { out.insert(contentsOf: announceOutput(), at: 0) }
@@ -206,16 +201,35 @@ final class LadderEncoder {
         while next <= time {
             slate.pts = next
             let keyframe = cadence.isKeyframe(pts: next)
-            for r in renditions {
-                for packet in try r.encoder.encode(try r.scaler.scale(slate), forceKeyframe: keyframe) {
-                    out.append(wrap(packet, rendition: r, streamID: streamID))
-                }
-            }
+            out += try encodeLadder(slate, keyframe: keyframe, streamID: streamID)
             slateFramesEncoded += 1
             lastVideoPts = next
             next += Self.slateInterval
         }
         return out
+    }
+
+    /// Every rung scales and encodes `frame`, each on its own thread when there are several
+    /// (see ``RungEncoder``); the packets come back in rung order.
+    private func encodeLadder(_ frame: VideoFrame, keyframe: Bool, streamID: Int64) throws -> [WireMessage] {
+        var packets: [[EncodedPacket]] = []
+        if renditions.count == 1 {
+            packets = [try renditions[0].rung.encodeHere(frame, keyframe: keyframe)]
+        } else {
+            for r in renditions { r.rung.submit(frame, keyframe: keyframe) }
+            // Wait for every rung (even after a failure) so none still reads the frame.
+            let results = renditions.map { r in Result { try r.rung.finish() } }
+            packets = try results.map { try $0.get() }
+        }
+        var out: [WireMessage] = []
+        for (r, list) in zip(renditions, packets) {
+            for packet in list { out.append(wrap(packet, rendition: r, streamID: streamID)) }
+        }
+        return out
+    }
+
+    deinit {
+        for r in renditions { r.rung.stop() }
     }
 
     /// A preview still; a failure costs the still, never the video.

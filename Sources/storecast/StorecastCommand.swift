@@ -8,7 +8,7 @@ struct StorecastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storecast",
         abstract: "Operate Storecast: migrate the database, manage tenants and streams, run the local stack.",
-        subcommands: [Migrate.self, Tenant.self, Stream.self, Dev.self, DevDatabase.self])
+        subcommands: [Migrate.self, Tenant.self, Stream.self, Dev.self, DevDatabase.self, BenchLadder.self])
 }
 
 struct DatabaseOption: ParsableArguments {

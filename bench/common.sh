@@ -34,8 +34,10 @@ publish_all() {  # N url-prefix keyfile; sets $pids
     done
 }
 start_storecast_ingest() {  # N; sets $ingest $drain $conninfo, keys in $out/storecast-keys
-    swift build -c release --product storecast >&2
-    swift build -c release --product storecast-ingest >&2
+    if [[ -z "${SKIP_BUILD:-}" ]]; then  # SKIP_BUILD=1: use the release binaries already built
+        swift build -c release --product storecast >&2
+        swift build -c release --product storecast-ingest >&2
+    fi
     pgport=55432; run="$PWD/$out/run"; mkdir -p "$run"
     conninfo=$(.build/release/storecast dev-db start --run-directory "$run" --port $pgport)
     .build/release/storecast migrate --database "$conninfo" >/dev/null

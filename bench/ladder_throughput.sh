@@ -3,14 +3,14 @@
 # live stream uses) against the ffmpeg CLI doing the same work in one process (one decode, split,
 # scale, libx264 per rung to files), in one run, on the same input with the same x264 settings
 # (preset, zerolatency tune, bitrate, 2 s GOP, no B-frames, no scene cuts, threads).
-# Sources: 1080p30 and 720p30 (testsrc2, 10 s). Quality: PSNR of every rung, ours and ffmpeg's,
+# Sources: 1080p30 and 720p30 (testsrc2, 10 s, no B-frames: the bench feeds frames with pts = dts). Quality: PSNR of every rung, ours and ffmpeg's,
 # against the source scaled to the rung's size.
 #   bench/ladder_throughput.sh [SECONDS] [PRESET] [THREADS]   (default 10 s, veryfast, 1 thread per rung)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-10}"; PRESET="${2:-veryfast}"; THREADS="${3:-1}"
 out="bench/out/ladder"; mkdir -p "$out"
-swift build -c release --product storecast >&2
+[[ -n "${SKIP_BUILD:-}" ]] || swift build -c release --product storecast >&2  # SKIP_BUILD=1: use what is built
 bin=.build/release/storecast
 
 rung_args() {  # name w h bitrate -> ffmpeg output options for one rung
@@ -28,7 +28,7 @@ for src in 1920x1080 1280x720; do
     w=${src%x*}; h=${src#*x}
     input="$out/source-${h}p.h264"
     [[ -f "$input" ]] || ffmpeg -v error -y -f lavfi -i "testsrc2=size=$src:rate=30" -t "$SECS" \
-        -c:v libx264 -preset veryfast -crf 16 -g 60 -x264-params aud=1 -f h264 "$input"
+        -c:v libx264 -preset veryfast -crf 16 -g 60 -bf 0 -x264-params aud=1 -f h264 "$input"
     frames=$(( SECS * 30 ))
     # The field ladder, never upscaled: every rung at or below the source.
     rungs=()

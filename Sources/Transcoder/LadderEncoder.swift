@@ -124,8 +124,10 @@ final class LadderEncoder {
             thumbnailScaler = FrameScaler(width: size.width, height: size.height, fullRange: true)
             jpegEncoder = try JPEGEncoder(width: size.width, height: size.height)
         }
-        for (index, plan) in ladder.plan(sourceWidth: width, sourceHeight: height).enumerated() {
-            let encoder = try H264Encoder(.init(width: plan.width, height: plan.height, bitrate: plan.bitrate, frameRate: settings.frameRate, timescale: Int32(Self.videoTimescale), preset: settings.preset, tune: settings.lowLatency ? "zerolatency" : nil, threads: settings.encoderThreads))
+        let plans = ladder.plan(sourceWidth: width, sourceHeight: height)
+        for (index, plan) in plans.enumerated() {
+            let threads = settings.encoderThreads(rung: index, of: plans.count)
+            let encoder = try H264Encoder(.init(width: plan.width, height: plan.height, bitrate: plan.bitrate, frameRate: settings.frameRate, timescale: Int32(Self.videoTimescale), preset: settings.preset, tune: settings.lowLatency ? "zerolatency" : nil, threads: threads))
             let sets = NALUnit.splitAnnexB(encoder.parameterSets)
             let record = try AVCDecoderConfigurationRecord(
                 sequenceParameterSets: sets.filter { NALUnit.type($0) == NALUnit.sps },
@@ -136,6 +138,7 @@ final class LadderEncoder {
                 config: TrackConfig(trackID: trackID, kind: .video, codec: "h264", name: plan.name, timescale: UInt32(Self.videoTimescale),
                                     width: UInt16(plan.width), height: UInt16(plan.height), bitrate: UInt32(plan.bitrate), config: record.serialized())))
         }
+        for (larger, smaller) in zip(renditions, renditions.dropFirst()) { larger.rung.next = smaller.rung }
     }
 
     private func unit(_ u: AccessUnit) throws -> [WireMessage] {
@@ -160,6 +163,13 @@ final class LadderEncoder {
             decodeErrors += 1
             return []
         }
+        var out = try encodeDecoded(frames, streamID: u.streamID)
+        if !out.isEmpty, pendingDiscontinuity { out.insert(contentsOf: announceOutput(), at: 0) }
+        return out
+    }
+
+    /// Decoded source frames through the ladder (planned from the first one).
+    private func encodeDecoded(_ frames: [VideoFrame], streamID: Int64) throws -> [WireMessage] {
         var out: [WireMessage] = []
         for frame in frames {
             if renditions.isEmpty {
@@ -176,11 +186,10 @@ final class LadderEncoder {
             lastFrame = frame
             lastVideoPts = pts
             let keyframe = cadence.isKeyframe(pts: pts)
-            if thumbnails.isDue(pts: pts), let still = thumbnail(of: frame, streamID: u.streamID) { out.append(still) }
-            out += try encodeLadder(frame, keyframe: keyframe, streamID: u.streamID)
+            if thumbnails.isDue(pts: pts), let still = thumbnail(of: frame, streamID: streamID) { out.append(still) }
+            out += try encodeLadder(frame, keyframe: keyframe, streamID: streamID)
             framesEncoded += 1
         }
-        if !out.isEmpty, pendingDiscontinuity { out.insert(contentsOf: announceOutput(), at: 0) }
         return out
     }
 
@@ -209,14 +218,14 @@ final class LadderEncoder {
         return out
     }
 
-    /// Every rung scales and encodes `frame`, each on its own thread when there are several
-    /// (see ``RungEncoder``); the packets come back in rung order.
+    /// Every rung scales (from the nearest larger one) and encodes `frame`, each on its own thread
+    /// when there are several (see ``RungEncoder``); the packets come back in rung order.
     private func encodeLadder(_ frame: VideoFrame, keyframe: Bool, streamID: Int64) throws -> [WireMessage] {
         var packets: [[EncodedPacket]] = []
         if renditions.count == 1 {
             packets = [try renditions[0].rung.encodeHere(frame, keyframe: keyframe)]
         } else {
-            for r in renditions { r.rung.submit(frame, keyframe: keyframe) }
+            renditions[0].rung.submit(frame, keyframe: keyframe)  // the chain reaches every rung
             // Wait for every rung (even after a failure) so none still reads the frame.
             let results = renditions.map { r in Result { try r.rung.finish() } }
             packets = try results.map { try $0.get() }
@@ -251,8 +260,10 @@ final class LadderEncoder {
         return .accessUnit(AccessUnit(streamID: u.streamID, trackID: audioOutTrackID, flags: AccessUnit.keyframeFlag, sequence: sequence, dts: dts, compositionOffset: 0, data: u.data))
     }
 
+    /// End of this worker's part of the stream (end, or hand-over): the frames the decoder still
+    /// holds (reordering delay) go through the ladder, then the encoders give up theirs.
     private func flush(streamID: Int64) throws -> [WireMessage] {
-        var out: [WireMessage] = []
+        var out = try encodeDecoded((try? decoder?.flush()) ?? [], streamID: streamID)
         for r in renditions {
             for packet in try r.encoder.flush() { out.append(wrap(packet, rendition: r, streamID: streamID)) }
         }

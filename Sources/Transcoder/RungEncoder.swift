@@ -1,10 +1,12 @@
 import FFmpegCodecs
 import Foundation
 
-/// One rung's scaler and libx264 encoder on a thread of their own. The stream's thread hands
-/// every rung the same decoded frame, and the rungs scale and encode it in parallel; the stream
-/// thread waits for all of them before it touches the frame again. libx264 blocks for
-/// milliseconds per frame, so this is what lets one stream's ladder use more than one core.
+/// One rung's scaler and libx264 encoder on a thread of their own. The rungs form a chain, largest
+/// first: the top rung scales the decoded frame, hands its scaled picture to the next rung (which
+/// scales from it: each rung from the nearest larger one) and then encodes, so the rungs' encodes
+/// run in parallel while the cheap scales run in order. The stream's thread waits for every rung
+/// before it touches the frame again. libx264 blocks for milliseconds per frame; this is what lets
+/// one stream's ladder use more than one core.
 ///
 /// Thread safety is by hand-off: `submit` writes the request and signals; the rung thread reads
 /// it, works, writes the result and signals back; `finish` reads the result. The scaler and
@@ -19,6 +21,8 @@ final class RungEncoder: @unchecked Sendable {
     private var stopping = false
     private var threadStarted = false
     private let name: String
+    /// The next smaller rung, which scales from this rung's picture.
+    var next: RungEncoder?
 
     init(scaler: FrameScaler, encoder: H264Encoder, name: String) {
         self.scaler = scaler
@@ -31,8 +35,8 @@ final class RungEncoder: @unchecked Sendable {
         try encoder.encode(try scaler.scale(frame), forceKeyframe: keyframe)
     }
 
-    /// Starts scaling and encoding `frame` on the rung's thread; `finish` returns the packets.
-    /// `frame` must not change until then.
+    /// Starts scaling and encoding `frame` on the rung's thread (and, through `next`, on every
+    /// smaller rung); `finish` returns the packets. `frame` must not change until then.
     func submit(_ frame: VideoFrame, keyframe: Bool) {
         if !threadStarted {
             threadStarted = true
@@ -55,7 +59,14 @@ final class RungEncoder: @unchecked Sendable {
             if stopping { return }
             guard let (frame, keyframe) = request else { continue }
             request = nil
-            result = Result { try encodeHere(frame, keyframe: keyframe) }
+            do {
+                let scaled = try scaler.scale(frame)
+                next?.submit(scaled, keyframe: keyframe)
+                result = Result { try encoder.encode(scaled, forceKeyframe: keyframe) }
+            } catch {
+                next?.submit(frame, keyframe: keyframe)  // the chain goes on from the larger picture
+                result = .failure(error)
+            }
             done.signal()
         }
     }

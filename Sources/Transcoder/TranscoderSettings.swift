@@ -1,3 +1,4 @@
+import Foundation
 import StorecastWire
 
 /// How a worker encodes: the operator's choices, applied to every stream it runs.
@@ -17,7 +18,7 @@ public struct TranscoderSettings: Sendable, Equatable {
     /// Rungs from a ladder profile; replaces the field ladder (and `rungs`) when set.
     public var profileLadder: RenditionLadder?
 
-    public init(preset: String = "veryfast", gopSeconds: Double = 2, frameRate: Int = 30, encoderThreads: Int = 1, rungs: [String] = [], maximumQueuedUnits: Int = 600, thumbnailInterval: Double = 5) {
+    public init(preset: String = "veryfast", gopSeconds: Double = 2, frameRate: Int = 30, encoderThreads: Int = 0, rungs: [String] = [], maximumQueuedUnits: Int = 600, thumbnailInterval: Double = 5) {
         self.thumbnailInterval = thumbnailInterval
         self.preset = preset
         self.gopSeconds = gopSeconds
@@ -25,6 +26,14 @@ public struct TranscoderSettings: Sendable, Equatable {
         self.encoderThreads = encoderThreads
         self.rungs = rungs
         self.maximumQueuedUnits = maximumQueuedUnits
+    }
+
+    /// x264 threads for rung `index` of `count`: `encoderThreads` when set; otherwise (0, "auto")
+    /// the rungs already run in parallel, one thread each, and cores left over go to the top
+    /// rung as x264 slices (zerolatency keeps them free of added delay).
+    public func encoderThreads(rung index: Int, of count: Int, cores: Int = ProcessInfo.processInfo.activeProcessorCount) -> Int {
+        if encoderThreads > 0 { return encoderThreads }
+        return index == 0 ? max(1, cores - (count - 1)) : 1
     }
 
     public var ladder: RenditionLadder {

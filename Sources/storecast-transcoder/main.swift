@@ -15,7 +15,7 @@ struct TranscoderCommand: AsyncParsableCommand {
     @Option(help: "x264 preset.") var preset = "veryfast"
     @Option(help: "Seconds between aligned keyframes (1 or 2).") var gop: Double = 2
     @Option(help: "Comma-separated rungs to produce (1080p,720p,480p,360p); default all that fit the source.") var rungs = ""
-    @Option(help: "x264 threads per rendition.") var encoderThreads = 1
+    @Option(help: "x264 threads per rendition (0: one per rung, spare cores to the top rung).") var encoderThreads = 0
     @Option(help: "Worker id (unique per worker).") var node: String?
     @Option(help: "Seconds SIGTERM waits for ingest to move this worker's streams to other workers.") var drainTimeout: Double = 10
     @Option(help: "Seconds of stream time between JPEG previews for the feed (0 turns them off).") var thumbnailInterval: Double = 5

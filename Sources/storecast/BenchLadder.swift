@@ -9,10 +9,10 @@ struct BenchLadder: AsyncParsableCommand {
         commandName: "bench-ladder",
         abstract: "Encode an H.264 Annex B file into the ABR ladder as fast as possible; print frames per second.")
 
-    @Option(help: "H.264 Annex B input with access unit delimiters (ffmpeg … -x264-params aud=1 -f h264).") var input: String
+    @Option(help: "H.264 Annex B input with access unit delimiters and no B-frames (ffmpeg … -bf 0 -x264-params aud=1 -f h264).") var input: String
     @Option(help: "Frame rate of the input.") var frameRate = 30
     @Option(help: "x264 preset.") var preset = "veryfast"
-    @Option(help: "x264 threads per rendition (0: libx264 decides).") var encoderThreads = 1
+    @Option(help: "x264 threads per rendition (0: one per rung, spare cores to the top rung).") var encoderThreads = 0
     @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
     @Option(help: "Folder to write each rendition to as <name>.h264 (for PSNR).") var outputDirectory: String?
 

@@ -5,10 +5,11 @@
 # (preset, zerolatency tune, bitrate, 2 s GOP, no B-frames, no scene cuts, threads).
 # Sources: 1080p30 and 720p30 (testsrc2, 10 s, no B-frames: the bench feeds frames with pts = dts). Quality: PSNR of every rung, ours and ffmpeg's,
 # against the source scaled to the rung's size.
-#   bench/ladder_throughput.sh [SECONDS] [PRESET] [THREADS]   (default 10 s, veryfast, 1 thread per rung)
+#   bench/ladder_throughput.sh [SECONDS] [PRESET] [THREADS] [SCALE_FROM]
+#   (default 10 s, veryfast, 1 thread per rung, rung = each rung scaled from the nearest larger one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECS="${1:-10}"; PRESET="${2:-veryfast}"; THREADS="${3:-1}"
+SECS="${1:-10}"; PRESET="${2:-veryfast}"; THREADS="${3:-1}"; SCALE_FROM="${4:-rung}"
 out="bench/out/ladder"; mkdir -p "$out"
 [[ -n "${SKIP_BUILD:-}" ]] || swift build -c release --product storecast >&2  # SKIP_BUILD=1: use what is built
 bin=.build/release/storecast
@@ -48,7 +49,7 @@ for src in 1920x1080 1280x720; do
     ffmpeg -v error -y -i "$input" -filter_complex "${split%;}" $maps
     ffmpeg_secs=$(echo "$(date +%s.%N) - $start" | bc -l)
     mkdir -p "$out/storecast-${h}p"
-    line=$($bin bench-ladder --input "$input" --frame-rate 30 --preset "$PRESET" --encoder-threads "$THREADS" --output-directory "$out/storecast-${h}p")
+    line=$($bin bench-ladder --input "$input" --frame-rate 30 --preset "$PRESET" --encoder-threads "$THREADS" --scale-from "$SCALE_FROM" --output-directory "$out/storecast-${h}p")
     ours_fps=$(echo "$line" | awk '{print $6}')
     ffmpeg_fps=$(echo "$frames / $ffmpeg_secs" | bc -l)
     first=1

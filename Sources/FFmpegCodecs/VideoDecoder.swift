@@ -3,6 +3,8 @@ internal import CFFmpeg
 /// The compressed video formats ingest accepts.
 public enum VideoCodecID: String, Sendable {
     case h264, hevc, av1
+    /// Still images (a slate picture), not a publish codec.
+    case mjpeg
 }
 
 /// Owns a libavcodec video decoder (H.264, HEVC or AV1). Blocking and CPU-bound: run it on a
@@ -20,6 +22,7 @@ public final class VideoDecoder {
         case .h264: found = avcodec_find_decoder(AV_CODEC_ID_H264)
         case .hevc: found = avcodec_find_decoder(AV_CODEC_ID_HEVC)
         case .av1: found = avcodec_find_decoder_by_name("libdav1d") ?? avcodec_find_decoder(AV_CODEC_ID_AV1)
+        case .mjpeg: found = avcodec_find_decoder(AV_CODEC_ID_MJPEG)
         }
         guard let codec = found else { throw FFmpegError("avcodec_find_decoder", message: "libavcodec has no \(codecID.rawValue) decoder") }
         guard let ctx = avcodec_alloc_context3(codec) else { throw FFmpegError("avcodec_alloc_context3", message: "out of memory") }
@@ -29,7 +32,7 @@ public final class VideoDecoder {
             avcodec_free_context(&c)
             throw FFmpegError("av_mallocz", message: "out of memory")
         }
-        avcC.withUnsafeBufferPointer { extradata.update(from: $0.baseAddress!, count: avcC.count) }
+        avcC.withUnsafeBufferPointer { if let base = $0.baseAddress { extradata.update(from: base, count: avcC.count) } }
         ctx.pointee.extradata = extradata
         ctx.pointee.extradata_size = Int32(avcC.count)
         ctx.pointee.thread_count = Int32(threads)

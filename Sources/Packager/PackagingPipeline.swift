@@ -72,6 +72,26 @@ final class PackagingPipeline: ZMQActorBody {
                 stream.segmenters[id] = segmenter
             }
         }
+        // Renditions the new announce leaves out (the transcoder shed them, or a new worker plans
+        // a smaller ladder) end here and leave the multivariant playlist.
+        let kept = Set(a.tracks.map(\.trackID))
+        var retired: [String] = []
+        for (id, var segmenter) in stream.segmenters where !kept.contains(id) {
+            guard let name = stream.names[id] else { continue }
+            if let segment = segmenter.finish() { publish(segment, rendition: name, key: key) }
+            stream.segmenters[id] = nil
+            stream.names[id] = nil
+            retired.append(name)
+        }
+        if !retired.isEmpty {
+            store.update(key) { package in
+                for name in retired {
+                    package?.renditions[name]?.retired = true
+                    package?.renditions[name]?.ended = true
+                }
+            }
+            logger.warning("renditions retired by the transcoder", metadata: ["stream": "\(key)", "renditions": "\(retired.sorted())"])
+        }
         var fresh: [String: RenditionPackage] = [:]
         for track in a.tracks {
             if let existing = stream.segmenters[track.trackID], existing.track == track { continue }

@@ -11,6 +11,9 @@ public struct RenditionPackage: Sendable {
     public var segments: [PackagedSegment] = []
     public var discontinuitySequence = 0
     public var ended = false
+    /// Dropped by the transcoder (shed under load, or gone from a new ladder): out of the
+    /// multivariant playlist, its media playlist ended.
+    public var retired = false
 
     /// Measured average bits per second over the window.
     public var averageBitrate: Int? {
@@ -61,7 +64,7 @@ public struct StreamPackage: Sendable {
 
     public func multivariantPlaylist() -> String {
         let audio = audioRendition
-        let videos = videoRenditions.filter { !$0.segments.isEmpty }
+        let videos = videoRenditions.filter { !$0.segments.isEmpty && !$0.retired }
         if videos.isEmpty, let audio, !audio.segments.isEmpty {
             return MultivariantPlaylist.render(variants: [VariantStream(
                 uri: "\(audio.track.name)/index.m3u8", bandwidth: Int(audio.track.bitrate) + 16_000,

@@ -73,7 +73,11 @@ final class LadderEncoder {
     }
 
     private var hasVideo: Bool { source?.tracks.contains { $0.kind == .video } ?? false }
-    private var audioOutTrackID: UInt8 { UInt8(renditions.count + 1) }
+    /// After the video rungs; fixed when the ladder is planned, so shedding a rung keeps it.
+    private var audioOutTrackID: UInt8 = 1
+    private(set) var rungsShed = 0
+    /// Stream time (ms) of the latest source video unit, for the real-time monitor.
+    private(set) var lastSourceVideoTime: Int64?
 
     private func configure(_ announce: StreamAnnounce) throws -> [WireMessage] {
         source = announce
@@ -125,6 +129,7 @@ final class LadderEncoder {
             jpegEncoder = try JPEGEncoder(width: size.width, height: size.height)
         }
         let plans = ladder.plan(sourceWidth: width, sourceHeight: height)
+        audioOutTrackID = UInt8(plans.count + 1)
         for (index, plan) in plans.enumerated() {
             let threads = settings.encoderThreads(rung: index, of: plans.count)
             let encoder = try H264Encoder(.init(width: plan.width, height: plan.height, bitrate: plan.bitrate, frameRate: settings.frameRate, timescale: Int32(Self.videoTimescale), preset: settings.preset, tune: settings.lowLatency ? "zerolatency" : nil, threads: threads))
@@ -138,7 +143,10 @@ final class LadderEncoder {
                 config: TrackConfig(trackID: trackID, kind: .video, codec: "h264", name: plan.name, timescale: UInt32(Self.videoTimescale),
                                     width: UInt16(plan.width), height: UInt16(plan.height), bitrate: UInt32(plan.bitrate), config: record.serialized())))
         }
-        for (larger, smaller) in zip(renditions, renditions.dropFirst()) { larger.rung.next = smaller.rung }
+        for (larger, smaller) in zip(renditions, renditions.dropFirst()) {
+            larger.rung.next = smaller.rung
+            larger.rung.forwardSource = settings.scaleFrom == .source
+        }
     }
 
     private func unit(_ u: AccessUnit) throws -> [WireMessage] {
@@ -152,6 +160,7 @@ final class LadderEncoder {
             return try slateFrames(until: u.dts * Self.videoTimescale / 1000, streamID: u.streamID) + [audioUnit(u)]
         }
         guard let decoder, source.tracks.contains(where: { $0.trackID == u.trackID && $0.kind == .video }) else { return [] }
+        lastSourceVideoTime = u.dts
         if waitingForKeyframe {
             guard u.isKeyframe else { return [] }
             waitingForKeyframe = false
@@ -199,8 +208,10 @@ final class LadderEncoder {
     private func slateFrames(until time: Int64, streamID: Int64) throws -> [WireMessage] {
         guard let last = lastVideoPts, let lastFrame, let top = renditions.first, time - last > Self.slateAfter else { return [] }
         if slate == nil {
-            let still = try FrameScaler(width: top.plan.width, height: top.plan.height).scale(lastFrame)
-            still.dim(by: Self.slateDimming)
+            // The operator's slate picture when it decodes, else the last frame, dimmed.
+            let picture = settings.slateImage.flatMap(Self.decodeImage)
+            let still = try FrameScaler(width: top.plan.width, height: top.plan.height).scale(picture ?? lastFrame)
+            if picture == nil { still.dim(by: Self.slateDimming) }
             slate = still
             waitingForKeyframe = true
         }
@@ -216,6 +227,16 @@ final class LadderEncoder {
             next += Self.slateInterval
         }
         return out
+    }
+
+    /// Drops the largest rung (the worker is behind real time) and announces the smaller ladder;
+    /// nothing when one rung is left.
+    func shedTopRung() -> [WireMessage] {
+        guard renditions.count > 1 else { return [] }
+        let shed = renditions.removeFirst()
+        shed.rung.stop()
+        rungsShed += 1
+        return announceOutput()
     }
 
     /// Every rung scales (from the nearest larger one) and encodes `frame`, each on its own thread
@@ -239,6 +260,12 @@ final class LadderEncoder {
 
     deinit {
         for r in renditions { r.rung.stop() }
+    }
+
+    static func decodeImage(_ jpeg: [UInt8]) -> VideoFrame? {
+        guard let decoder = try? VideoDecoder(codec: .mjpeg, configuration: []) else { return nil }
+        let frames = ((try? decoder.decode(jpeg, pts: 0, dts: 0)) ?? []) + ((try? decoder.flush()) ?? [])
+        return frames.first
     }
 
     /// A preview still; a failure costs the still, never the video.

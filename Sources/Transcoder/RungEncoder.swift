@@ -21,8 +21,10 @@ final class RungEncoder: @unchecked Sendable {
     private var stopping = false
     private var threadStarted = false
     private let name: String
-    /// The next smaller rung, which scales from this rung's picture.
+    /// The next smaller rung, which scales from this rung's picture (or from the source frame
+    /// passed along, when `forwardSource`).
     var next: RungEncoder?
+    var forwardSource = false
 
     init(scaler: FrameScaler, encoder: H264Encoder, name: String) {
         self.scaler = scaler
@@ -61,7 +63,7 @@ final class RungEncoder: @unchecked Sendable {
             request = nil
             do {
                 let scaled = try scaler.scale(frame)
-                next?.submit(scaled, keyframe: keyframe)
+                next?.submit(forwardSource ? frame : scaled, keyframe: keyframe)
                 result = Result { try encoder.encode(scaled, forceKeyframe: keyframe) }
             } catch {
                 next?.submit(frame, keyframe: keyframe)  // the chain goes on from the larger picture

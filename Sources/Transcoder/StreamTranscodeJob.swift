@@ -36,6 +36,10 @@ final class StreamTranscodeJob: Sendable {
             var slateFrames = CountReporter("storecast_transcoder_slate_frames_total")
             var thumbnails = CountReporter("storecast_transcoder_thumbnails_total")
             var thumbnailErrors = CountReporter("storecast_transcoder_thumbnail_errors_total")
+            var rungsShed = CountReporter("storecast_transcoder_rungs_shed_total")
+            var monitor = RealTimeMonitor()
+            let lag = Gauge(label: "storecast_transcoder_lag_seconds", dimensions: [("stream", "\(streamID)")])
+            let clock = ContinuousClock(), started = clock.now
             while true {
                 inbox.available.wait()
                 let batch = inbox.queue.withLock { q -> [WireMessage] in let b = q.messages; q.messages.removeAll(); return b }
@@ -59,6 +63,19 @@ final class StreamTranscodeJob: Sendable {
                 slateFrames.report(encoder.slateFramesEncoded)
                 thumbnails.report(encoder.thumbnailsTaken)
                 thumbnailErrors.report(encoder.thumbnailErrors)
+                // Behind real time: shed the top rung rather than queue without bound.
+                if let ms = encoder.lastSourceVideoTime {
+                    let wall = (clock.now - started) / .seconds(1)
+                    if monitor.observe(wall: wall, streamTime: Double(ms) / 1000) {
+                        let announce = encoder.shedTopRung()
+                        for out in announce { emit(out) }
+                        if !announce.isEmpty {
+                            logger.warning("transcoding is behind real time; shedding the top rung", metadata: ["stream": "\(streamID)", "lag_seconds": "\(monitor.lag)"])
+                        }
+                    }
+                    lag.record(monitor.lag)
+                }
+                rungsShed.report(encoder.rungsShed)
             }
         }
         thread.name = "transcode-\(streamID)"

@@ -13,6 +13,12 @@ public struct TranscoderSettings: Sendable, Equatable {
     public var maximumQueuedUnits: Int
     /// Seconds of stream time between JPEG previews (0: none).
     public var thumbnailInterval: Double
+    /// What each rung scales from: the nearest larger rung's picture (cheaper scales), or the
+    /// decoded source (no generation loss; see docs/benchmarks.md for the measured difference).
+    public enum ScaleSource: String, Sendable, CaseIterable { case rung, source }
+    public var scaleFrom: ScaleSource = .rung
+    /// A JPEG shown while video is missing; nil: the last frame, dimmed.
+    public var slateImage: [UInt8]?
     /// x264's zerolatency tune.
     public var lowLatency = true
     /// Rungs from a ladder profile; replaces the field ladder (and `rungs`) when set.
@@ -39,6 +45,11 @@ public struct TranscoderSettings: Sendable, Equatable {
     public var ladder: RenditionLadder {
         if let profileLadder { return profileLadder }
         return rungs.isEmpty ? .field : RenditionLadder.field.restricted(to: rungs)
+    }
+
+    /// Whether `jpeg` decodes as a slate picture (checked when the worker starts).
+    public static func slateImageDecodes(_ jpeg: [UInt8]) -> Bool {
+        LadderEncoder.decodeImage(jpeg) != nil
     }
 
     /// These settings with a stream's ladder profile applied (rungs, preset, GOP, tune).

@@ -19,6 +19,8 @@ struct TranscoderCommand: AsyncParsableCommand {
     @Option(help: "Worker id (unique per worker).") var node: String?
     @Option(help: "Seconds SIGTERM waits for ingest to move this worker's streams to other workers.") var drainTimeout: Double = 10
     @Option(help: "Seconds of stream time between JPEG previews for the feed (0 turns them off).") var thumbnailInterval: Double = 5
+    @Option(help: "What each rung scales from: rung (the nearest larger one, cheaper) or source (sharper small rungs).") var scaleFrom = "rung"
+    @Option(help: "JPEG shown while a publisher sends no video (default: the last frame, dimmed).") var slateImage: String?
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
@@ -26,7 +28,20 @@ struct TranscoderCommand: AsyncParsableCommand {
         let logger = Logger(label: "storecast.transcoder")
         let workerID = node ?? NodeIdentity.defaultNodeID(service: "transcoder")
         let context = try ZMQContext()
-        let settings = TranscoderSettings(preset: preset, gopSeconds: gop, encoderThreads: encoderThreads, rungs: rungs.split(separator: ",").map(String.init), thumbnailInterval: thumbnailInterval)
+        var slate: [UInt8]?
+        if let slateImage {
+            guard let data = FileManager.default.contents(atPath: slateImage) else {
+                throw ValidationError("cannot read the slate image \(slateImage); give the path of a JPEG file")
+            }
+            guard TranscoderSettings.slateImageDecodes(Array(data)) else {
+                throw ValidationError("the slate image \(slateImage) does not decode as a JPEG; export it as a baseline JPEG")
+            }
+            slate = Array(data)
+        }
+        var settings = TranscoderSettings(preset: preset, gopSeconds: gop, encoderThreads: encoderThreads, rungs: rungs.split(separator: ",").map(String.init), thumbnailInterval: thumbnailInterval)
+        settings.slateImage = slate
+        guard let from = TranscoderSettings.ScaleSource(rawValue: scaleFrom) else { throw ValidationError("--scale-from is rung or source, not \(scaleFrom)") }
+        settings.scaleFrom = from
         let worker = TranscoderService(configuration: .init(workerID: workerID, capacity: slots, ingestEndpoints: ingest, settings: settings, drainTimeout: .milliseconds(Int(drainTimeout * 1000))), context: context, logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "transcoder", node: workerID, context: context, logger: logger)
         try await ServiceRunner.run([worker, telemetry], logger: logger)

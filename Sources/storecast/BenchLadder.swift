@@ -14,16 +14,20 @@ struct BenchLadder: AsyncParsableCommand {
     @Option(help: "x264 preset.") var preset = "veryfast"
     @Option(help: "x264 threads per rendition (0: one per rung, spare cores to the top rung).") var encoderThreads = 0
     @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
+    @Option(help: "What each rung scales from: rung (the nearest larger one) or source.") var scaleFrom = "rung"
     @Option(help: "Folder to write each rendition to as <name>.h264 (for PSNR).") var outputDirectory: String?
 
     func run() async throws {
         FFmpegLogging.quiet()
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: input)))
-        let settings = TranscoderSettings(preset: preset, gopSeconds: 2, encoderThreads: encoderThreads, rungs: rungs.split(separator: ",").map(String.init), thumbnailInterval: 0)
+        var settings = TranscoderSettings(preset: preset, gopSeconds: 2, encoderThreads: encoderThreads, rungs: rungs.split(separator: ",").map(String.init), thumbnailInterval: 0)
+        guard let from = TranscoderSettings.ScaleSource(rawValue: scaleFrom) else { throw ValidationError("--scale-from is rung or source") }
+        settings.scaleFrom = from
+        let chosen = settings
         let (input, frameRate) = (bytes, self.frameRate)
         // libavcodec blocks: run it on a thread of its own, not on the cooperative pool.
         let result = try await withCheckedThrowingContinuation { (c: CheckedContinuation<LadderBenchmark.Result, any Error>) in
-            Thread { c.resume(with: Result { try LadderBenchmark.run(annexB: input, frameRate: frameRate, settings: settings) }) }.start()
+            Thread { c.resume(with: Result { try LadderBenchmark.run(annexB: input, frameRate: frameRate, settings: chosen) }) }.start()
         }
         if let outputDirectory {
             for r in result.renditions {

@@ -193,41 +193,62 @@ import Testing
         _ = await stack.stop()
     }
 
-    @Test func publisherResolutionChangeKeepsEveryRenditionAtItsSize() async throws {
+    /// A phone rotating or an app switching its capture preset, up (640x360 to 854x480) and down
+    /// (854x480 to 640x360): the ladder planned from the first size stays, every rendition at its
+    /// size, with no discontinuity.
+    @Test(arguments: [(640, 360, 854, 480), (854, 480, 640, 360)])
+    func publisherResolutionChangeKeepsEveryRenditionAtItsSize(_ sizes: (Int, Int, Int, Int)) async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "switch")
         try stack.start()
         try await stack.waitUntilReady()
-        // A phone rotating or an app switching its capture preset: 640x360, then 854x480.
-        let before = try await ScriptedMedia.hevc(width: 640, height: 360, seconds: 4, directory: stack.logDirectory)
-        let after = try await ScriptedMedia.hevc(width: 854, height: 480, seconds: 4, directory: stack.logDirectory)
+        let before = try await ScriptedMedia.hevc(width: sizes.0, height: sizes.1, seconds: 4, directory: stack.logDirectory)
+        let after = try await ScriptedMedia.hevc(width: sizes.2, height: sizes.3, seconds: 4, directory: stack.logDirectory)
         try await ScriptedPublisher.run(port: stack.rtmpPort, key: key, frames: before + ScriptedMedia.shifted(after, by: 4000))
         let base = "\(stack.playbackBase)/live/shop/switch"
-        var playlist = ""
-        _ = await StorecastStack.eventually(timeout: .seconds(10)) {
-            playlist = String(decoding: await TestEnvironment.httpGet(base + "/360p/index.m3u8")?.body ?? [], as: UTF8.self)
-            return playlist.contains("#EXT-X-ENDLIST")
+        let expected = sizes.1 == 360 ? [("360p", 640, 360)] : [("480p", 854, 480), ("360p", 640, 360)]
+        let master = try await StorecastStack.eventually(timeout: .seconds(10)) {
+            String(decoding: await TestEnvironment.httpGet(base + "/master.m3u8")?.body ?? [], as: UTF8.self).contains("#EXT-X-STREAM-INF")
         }
-        let segments = playlist.split(separator: "\n").filter { $0.hasSuffix(".m4s") }
-        #expect(segments.count >= 3, "segments before and after the change: \(playlist)")
-        #expect(!playlist.contains("DISCONTINUITY"), "viewers see no switch")
-        let master = String(decoding: await TestEnvironment.httpGet(base + "/master.m3u8")?.body ?? [], as: UTF8.self)
-        #expect(EndToEndTests.variants(master).map(\.resolution) == ["640x360"], "the ladder planned from the first size stays")
-        let last = try await EndToEndTests.fetchSample(base: base, playlistURI: "360p/index.m3u8", segmentIndex: segments.count - 1, into: stack.logDirectory)
-        let probe = try await EndToEndTests.probe(last, ["-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0"])
-        #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "640,360")
-        let frames = try await EndToEndTests.probe(last, ["-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])
-        #expect((Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 30, "frames after the change are encoded: \(frames)")
+        #expect(master)
+        for (name, width, height) in expected {
+            var playlist = ""
+            _ = await StorecastStack.eventually(timeout: .seconds(10)) {
+                playlist = String(decoding: await TestEnvironment.httpGet(base + "/\(name)/index.m3u8")?.body ?? [], as: UTF8.self)
+                return playlist.contains("#EXT-X-ENDLIST")
+            }
+            let segments = playlist.split(separator: "\n").filter { $0.hasSuffix(".m4s") }
+            #expect(segments.count >= 3, "segments before and after the change: \(playlist)")
+            #expect(!playlist.contains("DISCONTINUITY"), "viewers see no switch")
+            let last = try await EndToEndTests.fetchSample(base: base, playlistURI: "\(name)/index.m3u8", segmentIndex: segments.count - 1, into: stack.logDirectory)
+            let probe = try await EndToEndTests.probe(last, ["-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0"])
+            #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "\(width),\(height)", "\(name) keeps its size")
+            let frames = try await EndToEndTests.probe(last, ["-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])
+            #expect((Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 30, "frames after the change are encoded: \(frames)")
+        }
+        let variants = EndToEndTests.variants(String(decoding: await TestEnvironment.httpGet(base + "/master.m3u8")?.body ?? [], as: UTF8.self))
+        #expect(variants.map(\.resolution) == expected.map { "\($0.1)x\($0.2)" }, "the ladder planned from the first size stays")
         _ = await stack.stop()
     }
 
     /// The seller's app goes to the background: video stops for 3 s while audio continues. The
     /// renditions stay alive with a dimmed still of the last frame, then resume at the next real
     /// keyframe, all on one timeline.
-    @Test func videoGapIsCoveredByADimmedSlate() async throws {
+    /// Without a slate picture the slate is the last frame dimmed; with `--slate-image` (a flat
+    /// grey JPEG here) it is that picture.
+    @Test(arguments: [false, true])
+    func videoGapIsCoveredByASlate(operatorPicture: Bool) async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "background")
-        try stack.start()
+        var workerArguments: [String] = []
+        if operatorPicture {
+            let picture = stack.logDirectory.appendingPathComponent("slate.jpg")
+            let (status, output) = try await ServiceProcess.run(try TestEnvironment.which("ffmpeg"), [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0xC8C8C8:s=320x180", "-frames:v", "1", picture.path])
+            #expect(status == 0, "\(output)")
+            workerArguments = ["--slate-image", picture.path]
+        }
+        try stack.start(workerArguments: workerArguments)
         try await stack.waitUntilReady()
         let before = try await ScriptedMedia.hevc(width: 640, height: 360, seconds: 4, directory: stack.logDirectory)
         let after = ScriptedMedia.shifted(try await ScriptedMedia.hevc(width: 640, height: 360, seconds: 3, directory: stack.logDirectory), by: 7000)
@@ -242,7 +263,8 @@ import Testing
         #expect((8...12).contains(inGap.count), "about 5 slate frames per second in the gap: \(inGap.count)")
         #expect(timeline.pts.contains { $0 > 7.5 }, "real video resumes after the gap")
 
-        // The slate is the last picture, darkened: mean luma in the gap well below before it.
+        // The slate is the last picture darkened (mean luma in the gap well below before it), or
+        // the operator's picture.
         let file = try #require(timeline.file)
         let (_, stats) = try await ServiceProcess.run(try TestEnvironment.which("ffprobe"), [
             "-v", "error", "-f", "lavfi", "-i", "movie=\(file.path),signalstats", "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG", "-of", "csv=p=0",
@@ -256,7 +278,12 @@ import Testing
             return v.isEmpty ? 0 : v.reduce(0, +) / Double(v.count)
         }
         let live = mean(1.0...3.9), slate = mean(4.6...6.5)
-        #expect(live > 0 && slate > 0 && slate < live * 0.6, "slate luma \(slate) vs live \(live)")
+        if operatorPicture {
+            // Grey 200 in full range is about 188 in video range.
+            #expect((180...196).contains(slate), "the operator's grey picture: luma \(slate) (live \(live))")
+        } else {
+            #expect(live > 0 && slate > 0 && slate < live * 0.6, "slate luma \(slate) vs live \(live)")
+        }
         let statuses = await stack.stop()
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
     }

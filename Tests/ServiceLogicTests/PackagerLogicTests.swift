@@ -120,6 +120,19 @@ import Testing
         return r
     }
 
+    @Test func aRetiredRenditionLeavesTheMultivariantPlaylist() throws {
+        var low = try Self.rendition("180p", kind: .video, segments: 2)
+        low.track.height = 180
+        var p = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: [
+            "240p": try Self.rendition("240p", kind: .video, segments: 2), "180p": low,
+            "audio": try Self.rendition("audio", kind: .audio, segments: 2),
+        ])
+        #expect(p.multivariantPlaylist().contains("240p/index.m3u8") && p.multivariantPlaylist().contains("180p/index.m3u8"))
+        p.renditions["240p"]?.retired = true  // shed under load
+        #expect(!p.multivariantPlaylist().contains("240p/index.m3u8"))
+        #expect(p.multivariantPlaylist().contains("180p/index.m3u8"))
+    }
+
     @Test func readyOnlyWhenEveryRenditionHasASegment() throws {
         var p = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: [
             "360p": try Self.rendition("360p", kind: .video, segments: 1),

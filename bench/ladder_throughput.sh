@@ -6,10 +6,11 @@
 # Sources: 1080p30 and 720p30 (testsrc2, 10 s, no B-frames: the bench feeds frames with pts = dts). Quality: PSNR of every rung, ours and ffmpeg's,
 # against the source scaled to the rung's size.
 #   bench/ladder_throughput.sh [SECONDS] [PRESET] [THREADS] [SCALE_FROM]
-#   (default 10 s, veryfast, 1 thread per rung, rung = each rung scaled from the nearest larger one)
+#   (default 10 s, veryfast, 1 thread per rung, source = every rung scaled from the decoded source;
+#   rung = each from the nearest larger rung)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECS="${1:-10}"; PRESET="${2:-veryfast}"; THREADS="${3:-1}"; SCALE_FROM="${4:-rung}"
+SECS="${1:-10}"; PRESET="${2:-veryfast}"; THREADS="${3:-1}"; SCALE_FROM="${4:-source}"
 out="bench/out/ladder"; mkdir -p "$out"
 [[ -n "${SKIP_BUILD:-}" ]] || swift build -c release --product storecast >&2  # SKIP_BUILD=1: use what is built
 bin=.build/release/storecast

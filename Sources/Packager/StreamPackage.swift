@@ -22,6 +22,11 @@ public struct RenditionPackage: Sendable {
         return Int(Double(segments.reduce(0) { $0 + $1.bytes.count }) * 8 / seconds)
     }
 
+    /// The highest bit rate of a segment in the window (BANDWIDTH in RFC 8216 terms).
+    public var peakBitrate: Int? {
+        segments.filter { $0.duration > 0 }.map { Int(Double($0.bytes.count) * 8 / $0.duration) }.max()
+    }
+
     public var measuredFrameRate: Double? {
         let seconds = segments.reduce(0) { $0 + $1.duration }
         guard track.kind == .video, seconds > 0 else { return nil }
@@ -74,7 +79,7 @@ public struct StreamPackage: Sendable {
         let variants = videos.map { v in
             VariantStream(
                 uri: "\(v.track.name)/index.m3u8",
-                bandwidth: Int(Double(v.track.bitrate) * 1.1) + audioBandwidth,
+                bandwidth: max(Int(Double(v.track.bitrate) * 1.1), v.peakBitrate ?? 0) + audioBandwidth,
                 averageBandwidth: v.averageBitrate.map { $0 + (audio?.averageBitrate ?? 0) },
                 width: Int(v.track.width), height: Int(v.track.height),
                 frameRate: v.measuredFrameRate,

@@ -75,6 +75,9 @@ final class LadderEncoder {
     private var hasVideo: Bool { source?.tracks.contains { $0.kind == .video } ?? false }
     /// After the video rungs; fixed when the ladder is planned, so shedding a rung keeps it.
     private var audioOutTrackID: UInt8 = 1
+    /// The publisher's H.264 as the "source" rendition (`settings.sourceRung`), after audio.
+    private var sourcePassthrough: TrackConfig?
+    private var sourceTrackID: UInt8 { audioOutTrackID + 1 }
     private(set) var rungsShed = 0
     /// Stream time (ms) of the latest source video unit, for the real-time monitor.
     private(set) var lastSourceVideoTime: Int64?
@@ -96,6 +99,11 @@ final class LadderEncoder {
             decoder = try VideoDecoder(codec: codec, configuration: video.config)
             decoderConfig = video.config
             waitingForKeyframe = true
+            // The source rung is the publisher's own H.264 (other codecs are transcoded only).
+            sourcePassthrough = settings.sourceRung && codec == .h264
+                ? TrackConfig(trackID: 0, kind: .video, codec: "h264", name: "source", timescale: UInt32(Self.videoTimescale),
+                              width: video.width, height: video.height, bitrate: video.bitrate, config: video.config)
+                : nil
         }
         if let audio = announce.tracks.first(where: { $0.kind == .audio }), audio.config != audioIn?.config {
             audioIn = audio
@@ -108,6 +116,10 @@ final class LadderEncoder {
     private func announceOutput() -> [WireMessage] {
         guard let source else { return [] }
         var tracks = renditions.map(\.config)
+        if var passthrough = sourcePassthrough, !renditions.isEmpty {
+            passthrough.trackID = sourceTrackID
+            tracks.append(passthrough)
+        }
         if let audioIn {
             var out = audioIn
             out.trackID = audioOutTrackID
@@ -162,7 +174,7 @@ final class LadderEncoder {
         guard let decoder, source.tracks.contains(where: { $0.trackID == u.trackID && $0.kind == .video }) else { return [] }
         lastSourceVideoTime = u.dts
         if waitingForKeyframe {
-            guard u.isKeyframe else { return [] }
+            guard u.isKeyframe else { return passthrough(u) }
             waitingForKeyframe = false
         }
         let frames: [VideoFrame]
@@ -170,9 +182,10 @@ final class LadderEncoder {
             frames = try decoder.decode(u.data, pts: u.pts, dts: u.dts)
         } catch {
             decodeErrors += 1
-            return []
+            return passthrough(u)
         }
-        var out = try encodeDecoded(frames, streamID: u.streamID)
+        // After the ladder's output: the first frame is what announces the ladder and the source.
+        var out = try encodeDecoded(frames, streamID: u.streamID) + passthrough(u)
         if !out.isEmpty, pendingDiscontinuity { out.insert(contentsOf: announceOutput(), at: 0) }
         return out
     }
@@ -227,6 +240,15 @@ final class LadderEncoder {
             next += Self.slateInterval
         }
         return out
+    }
+
+    /// The publisher's own unit as the source rendition, once that is announced.
+    private func passthrough(_ u: AccessUnit) -> [WireMessage] {
+        guard sourcePassthrough != nil, announced?.tracks.contains(where: { $0.trackID == sourceTrackID }) == true else { return [] }
+        sequence += 1
+        let scale = Self.videoTimescale / 1000
+        return [.accessUnit(AccessUnit(streamID: u.streamID, trackID: sourceTrackID, flags: u.flags, sequence: sequence,
+                                       dts: u.dts * scale, compositionOffset: u.compositionOffset * Int32(scale), data: u.data))]
     }
 
     /// Drops the largest rung (the worker is behind real time) and announces the smaller ladder;

@@ -2,9 +2,9 @@ import FFmpegCodecs
 import Foundation
 
 /// One rung's scaler and libx264 encoder on a thread of their own. The rungs form a chain, largest
-/// first: the top rung scales the decoded frame, hands its scaled picture to the next rung (which
-/// scales from it: each rung from the nearest larger one) and then encodes, so the rungs' encodes
-/// run in parallel while the cheap scales run in order. The stream's thread waits for every rung
+/// first: each rung passes the decoded frame on (or, with `forwardSource` off, its own scaled
+/// picture, so the next rung scales from the nearest larger one) and then scales and encodes, so
+/// the rungs work in parallel. The stream's thread waits for every rung
 /// before it touches the frame again. libx264 blocks for milliseconds per frame; this is what lets
 /// one stream's ladder use more than one core.
 ///
@@ -61,12 +61,13 @@ final class RungEncoder: @unchecked Sendable {
             if stopping { return }
             guard let (frame, keyframe) = request else { continue }
             request = nil
+            if forwardSource { next?.submit(frame, keyframe: keyframe) }  // smaller rungs start now
             do {
                 let scaled = try scaler.scale(frame)
-                next?.submit(forwardSource ? frame : scaled, keyframe: keyframe)
+                if !forwardSource { next?.submit(scaled, keyframe: keyframe) }
                 result = Result { try encoder.encode(scaled, forceKeyframe: keyframe) }
             } catch {
-                next?.submit(frame, keyframe: keyframe)  // the chain goes on from the larger picture
+                if !forwardSource { next?.submit(frame, keyframe: keyframe) }  // the chain goes on from the larger picture
                 result = .failure(error)
             }
             done.signal()

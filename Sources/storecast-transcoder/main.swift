@@ -19,7 +19,8 @@ struct TranscoderCommand: AsyncParsableCommand {
     @Option(help: "Worker id (unique per worker).") var node: String?
     @Option(help: "Seconds SIGTERM waits for ingest to move this worker's streams to other workers.") var drainTimeout: Double = 10
     @Option(help: "Seconds of stream time between JPEG previews for the feed (0 turns them off).") var thumbnailInterval: Double = 5
-    @Option(help: "What each rung scales from: rung (the nearest larger one, cheaper) or source (sharper small rungs).") var scaleFrom = "rung"
+    @Option(help: "What each rung scales from: source (default; sharper small rungs) or rung (the nearest larger one).") var scaleFrom = "source"
+    @Flag(help: "Also pass the publisher's H.264 through as a 'source' rendition.") var sourceRung = false
     @Option(help: "JPEG shown while a publisher sends no video (default: the last frame, dimmed).") var slateImage: String?
     @Option(help: "Log level.") var logLevel = "info"
 
@@ -42,6 +43,7 @@ struct TranscoderCommand: AsyncParsableCommand {
         settings.slateImage = slate
         guard let from = TranscoderSettings.ScaleSource(rawValue: scaleFrom) else { throw ValidationError("--scale-from is rung or source, not \(scaleFrom)") }
         settings.scaleFrom = from
+        settings.sourceRung = sourceRung
         let worker = TranscoderService(configuration: .init(workerID: workerID, capacity: slots, ingestEndpoints: ingest, settings: settings, drainTimeout: .milliseconds(Int(drainTimeout * 1000))), context: context, logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "transcoder", node: workerID, context: context, logger: logger)
         try await ServiceRunner.run([worker, telemetry], logger: logger)

@@ -14,7 +14,7 @@ struct BenchLadder: AsyncParsableCommand {
     @Option(help: "x264 preset.") var preset = "veryfast"
     @Option(help: "x264 threads per rendition (0: one per rung, spare cores to the top rung).") var encoderThreads = 0
     @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
-    @Option(help: "What each rung scales from: rung (the nearest larger one) or source.") var scaleFrom = "rung"
+    @Option(help: "What each rung scales from: source or rung (the nearest larger one).") var scaleFrom = "source"
     @Option(help: "Folder to write each rendition to as <name>.h264 (for PSNR).") var outputDirectory: String?
 
     func run() async throws {

@@ -137,6 +137,36 @@ import Testing
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
     }
 
+    /// `--source-rung`: the publisher's own H.264 is served as one more rendition, untouched.
+    @Test func sourceRungPassesThePublishersH264Through() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "source")
+        try stack.start(workerArguments: ["--source-rung"])
+        try await stack.waitUntilReady()
+        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory)
+        let base = "\(stack.playbackBase)/live/shop/source"
+        var master = ""
+        _ = await StorecastStack.eventually(timeout: .seconds(15)) {
+            master = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+            return Self.variants(master).count >= 3
+        }
+        let variants = Self.variants(master)
+        #expect(variants.contains { $0.uri == "source/index.m3u8" && $0.resolution == "854x480" }, "\(master)")
+        #expect(variants.contains { $0.uri == "480p/index.m3u8" } && variants.contains { $0.uri == "360p/index.m3u8" })
+        _ = await publisher.wait(timeout: 20)
+        let timeline = try await TranscoderPoolTests.timeline(base: base, rendition: "source", directory: stack.logDirectory)
+        #expect(timeline.decodeErrors.isEmpty && timeline.pts.count >= 200, "\(timeline.pts.count) frames; \(timeline.decodeErrors)")
+        // x264 writes its settings into the stream: the publisher's (crf) survive in the source
+        // rendition, while the ladder's rungs carry Storecast's (bitrate).
+        let file = try #require(timeline.file)
+        let bytes = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+        #expect(bytes.contains("crf=") && !bytes.contains("bitrate=800"), "the publisher's own bitstream")
+        let rung = try await TranscoderPoolTests.timeline(base: base, rendition: "480p", directory: stack.logDirectory)
+        #expect(String(decoding: try Data(contentsOf: try #require(rung.file)), as: UTF8.self).contains("bitrate=800"))
+        let statuses = await stack.stop()
+        #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
+    }
+
     @Test func unknownKeyIsRefusedAndIngestKeepsServing() async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "launch")

@@ -134,6 +134,11 @@ public struct StreamAssembler: Sendable {
         case .audioFrame(_, let data):
             guard audio != nil else { return [.rejectedTag("audio frame before its sequence header")] }
             return unit(track: Self.audioTrack, timestamp: message.timestamp, keyframe: true, cts: 0, data: data)
+        case .codedAudioFrame(let codec, let rate, let channels, let data):
+            // No sequence header: the track is what the frames say (a change re-announces).
+            audio = TrackConfig(trackID: Self.audioTrack, kind: .audio, codec: codec.rawValue, name: "audio", timescale: 1000,
+                                sampleRate: UInt32(rate), channels: UInt8(clamping: channels), config: [])
+            return unit(track: Self.audioTrack, timestamp: message.timestamp, keyframe: true, cts: 0, data: data)
         default:
             return []
         }

@@ -10,6 +10,8 @@ public enum FLVMediaEvent: Equatable, Sendable {
     /// AudioSpecificConfig.
     case audioConfiguration(codec: AudioCodec, config: [UInt8])
     case audioFrame(codec: AudioCodec, data: [UInt8])
+    /// A frame of a codec without a sequence header (MP3, G.711): its format travels with it.
+    case codedAudioFrame(codec: AudioCodec, sampleRate: Int, channels: Int, data: [UInt8])
 }
 
 public enum VideoCodec: String, Sendable, Equatable {
@@ -27,7 +29,14 @@ public enum VideoCodec: String, Sendable, Equatable {
         }
     }
 }
-public enum AudioCodec: String, Sendable, Equatable { case aac }
+/// Audio codecs ingest takes. Anything but AAC is transcoded to AAC by the transcoder.
+public enum AudioCodec: String, Sendable, Equatable {
+    case aac
+    case mp3
+    /// G.711 A-law and µ-law (IP cameras, SIP gateways, some hardware encoders).
+    case g711ALaw = "pcma"
+    case g711MuLaw = "pcmu"
+}
 
 public struct FLVTagError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Reason: Equatable, Sendable {
@@ -46,7 +55,7 @@ public struct FLVTagError: Error, Equatable, Sendable, CustomStringConvertible {
         case .truncated: "truncated media tag"
         case .unsupportedVideoCodec(let id): "unsupported FLV video codec id \(id) (H.264, and HEVC or AV1 over Enhanced RTMP, are supported)"
         case .unsupportedVideoFourCC(let fourCC): "unsupported Enhanced RTMP video codec '\(fourCC)' (avc1, hvc1 and av01 are supported)"
-        case .unsupportedAudioFormat(let id): "unsupported FLV sound format \(id) (AAC is supported)"
+        case .unsupportedAudioFormat(let id): "unsupported FLV sound format \(id) (AAC, MP3 and G.711 are supported)"
         case .unsupportedPacketType(let t): "unsupported packet type \(t)"
         }
     }
@@ -118,7 +127,24 @@ public enum FLVTag {
             guard !body.isEmpty else { throw FLVTagError(reason: .empty) }
             let head = try r.u8()
             let format = head >> 4
-            guard format == 10 else { throw FLVTagError(reason: .unsupportedAudioFormat(format)) }
+            let channels = head & 0x01 == 1 ? 2 : 1
+            switch format {
+            case 2, 14:  // MP3; 14 is "MP3 8 kHz"
+                let data = r.readRest()
+                guard !data.isEmpty else { throw FLVTagError(reason: .truncated) }
+                // The FLV rate bits stop at 44.1 kHz; the MPEG frame header has the real rate.
+                let header = MPEGAudioHeader(data)
+                let rate = header?.sampleRate ?? (format == 14 ? 8000 : [5512, 11025, 22050, 44100][Int(head >> 2 & 0x03)])
+                return .codedAudioFrame(codec: .mp3, sampleRate: rate, channels: header?.channels ?? channels, data: data)
+            case 7, 8:  // G.711 A-law, µ-law: always 8 kHz
+                let data = r.readRest()
+                guard !data.isEmpty else { throw FLVTagError(reason: .truncated) }
+                return .codedAudioFrame(codec: format == 7 ? .g711ALaw : .g711MuLaw, sampleRate: 8000, channels: channels, data: data)
+            case 10:
+                break
+            default:
+                throw FLVTagError(reason: .unsupportedAudioFormat(format))
+            }
             let packetType = try r.u8()
             switch packetType {
             case 0: return .audioConfiguration(codec: .aac, config: r.readRest())

@@ -35,6 +35,10 @@ final class LadderEncoder {
     private var source: StreamAnnounce?
     private var audioIn: TrackConfig?
     private var audioRetimer: AudioRetimer?
+    /// For audio that is not AAC: the transcoder to AAC, and where its sample count starts on the
+    /// stream timeline (in samples).
+    private var audioTranscoder: AudioToAACTranscoder?
+    private var audioBase: Int64?
     private var heldAudio: [AccessUnit] = []
     private var cadence: KeyframeCadence
     private var thumbnails: ThumbnailSchedule
@@ -105,9 +109,14 @@ final class LadderEncoder {
                               width: video.width, height: video.height, bitrate: video.bitrate, config: video.config)
                 : nil
         }
-        if let audio = announce.tracks.first(where: { $0.kind == .audio }), audio.config != audioIn?.config {
+        if let audio = announce.tracks.first(where: { $0.kind == .audio }), audio != audioIn || announce.discontinuity {
             audioIn = audio
             audioRetimer = AudioRetimer(sampleRate: Int(audio.sampleRate))
+            audioBase = nil
+            // MP3 and G.711 become AAC at the same rate; AAC itself passes through.
+            audioTranscoder = audio.codec == "aac" ? nil : try AudioToAACTranscoder(
+                codec: audio.codec, sampleRate: Int(audio.sampleRate), channels: Int(max(1, audio.channels)),
+                bitrate: audio.sampleRate >= 32_000 ? 128_000 : 32_000 * Int(max(1, audio.channels)))
         }
         // Audio-only streams are announced now; with video, once the ladder exists.
         return hasVideo && renditions.isEmpty ? [] : announceOutput()
@@ -120,7 +129,11 @@ final class LadderEncoder {
             passthrough.trackID = sourceTrackID
             tracks.append(passthrough)
         }
-        if let audioIn {
+        if let t = audioTranscoder {
+            tracks.append(TrackConfig(trackID: audioOutTrackID, kind: .audio, codec: "aac", name: "audio", timescale: UInt32(t.sampleRate),
+                                      bitrate: t.sampleRate >= 32_000 ? 128_000 : 32_000 * UInt32(t.channels),
+                                      sampleRate: UInt32(t.sampleRate), channels: UInt8(t.channels), config: t.audioSpecificConfig))
+        } else if let audioIn {
             var out = audioIn
             out.trackID = audioOutTrackID
             out.timescale = audioIn.sampleRate
@@ -169,7 +182,7 @@ final class LadderEncoder {
                 return []
             }
             // Audio is the clock while video is missing: slate up to this audio frame's time.
-            return try slateFrames(until: u.dts * Self.videoTimescale / 1000, streamID: u.streamID) + [audioUnit(u)]
+            return try slateFrames(until: u.dts * Self.videoTimescale / 1000, streamID: u.streamID) + audioUnits(u)
         }
         guard let decoder, source.tracks.contains(where: { $0.trackID == u.trackID && $0.kind == .video }) else { return [] }
         lastSourceVideoTime = u.dts
@@ -197,7 +210,7 @@ final class LadderEncoder {
             if renditions.isEmpty {
                 try planLadder(width: frame.width, height: frame.height)
                 out += announceOutput()
-                out += heldAudio.map(audioUnit)
+                out += try heldAudio.flatMap(audioUnits)
                 heldAudio = []
             }
             let pts = frame.pts * Self.videoTimescale / 1000
@@ -303,10 +316,26 @@ final class LadderEncoder {
         }
     }
 
-    private func audioUnit(_ u: AccessUnit) -> WireMessage {
-        let dts = audioRetimer?.retime(milliseconds: u.dts) ?? u.dts
-        sequence += 1
-        return .accessUnit(AccessUnit(streamID: u.streamID, trackID: audioOutTrackID, flags: AccessUnit.keyframeFlag, sequence: sequence, dts: dts, compositionOffset: 0, data: u.data))
+    /// AAC passes through, re-timed onto exact frame steps; anything else is transcoded to AAC.
+    private func audioUnits(_ u: AccessUnit) throws -> [WireMessage] {
+        guard let transcoder = audioTranscoder else {
+            let dts = audioRetimer?.retime(milliseconds: u.dts) ?? u.dts
+            sequence += 1
+            return [.accessUnit(AccessUnit(streamID: u.streamID, trackID: audioOutTrackID, flags: AccessUnit.keyframeFlag, sequence: sequence, dts: dts, compositionOffset: 0, data: u.data))]
+        }
+        let rate = Int64(transcoder.sampleRate)
+        let arriving = u.dts * rate / 1000
+        let base = audioBase ?? arriving
+        // A pause in the publisher's audio: move the sample clock on, so audio stays with video.
+        let expected = base + transcoder.samplesDecoded
+        audioBase = arriving - expected > rate / 2 ? base + (arriving - expected) : base
+        var out: [WireMessage] = []
+        for packet in try transcoder.transcode(u.data) {
+            sequence += 1
+            out.append(.accessUnit(AccessUnit(streamID: u.streamID, trackID: audioOutTrackID, flags: AccessUnit.keyframeFlag, sequence: sequence,
+                                              dts: (audioBase ?? 0) + packet.dts, compositionOffset: 0, data: packet.data)))
+        }
+        return out
     }
 
     /// End of this worker's part of the stream (end, or hand-over): the frames the decoder still

@@ -137,6 +137,46 @@ import Testing
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
     }
 
+    /// Publishers that send MP3 (ffmpeg's FLV default before AAC) or G.711 (IP cameras): the
+    /// audio rendition is AAC at the same rate, decodable, and as long as what was sent.
+    @Test(arguments: [("libmp3lame", 44100, 2), ("pcm_alaw", 8000, 1), ("pcm_mulaw", 8000, 1)])
+    func nonAACAudioIsTranscodedToAAC(_ audio: (codec: String, rate: Int, channels: Int)) async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "radio")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let publisher = try ServiceProcess(name: "publisher-\(audio.codec)", executable: try TestEnvironment.which("ffmpeg"), arguments: [
+            "-hide_banner", "-loglevel", "error", "-re",
+            "-f", "lavfi", "-i", "testsrc2=size=426x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=\(audio.rate)",
+            "-t", "8", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "60",
+            "-c:a", audio.codec, "-ar", "\(audio.rate)", "-ac", "\(audio.channels)", "-f", "flv", stack.rtmpURL(key: key),
+        ], logDirectory: stack.logDirectory)
+        #expect(await publisher.wait(timeout: 30) == 0, "publisher: \(publisher.log)")
+        let base = "\(stack.playbackBase)/live/shop/radio"
+        var playlist = ""
+        let ended = await StorecastStack.eventually(timeout: .seconds(15)) {
+            playlist = String(decoding: await TestEnvironment.httpGet("\(base)/audio/index.m3u8")?.body ?? [], as: UTF8.self)
+            return playlist.contains("#EXT-X-ENDLIST")
+        }
+        #expect(ended, "audio rendition: \(playlist)\n\(stack.logs())")
+        var bytes = try #require(await TestEnvironment.httpGet("\(base)/audio/init.mp4")).body
+        for name in playlist.split(separator: "\n").filter({ $0.hasSuffix(".m4s") }) {
+            bytes += try #require(await TestEnvironment.httpGet("\(base)/audio/\(name)")).body
+        }
+        let file = stack.logDirectory.appendingPathComponent("audio-\(audio.codec).mp4")
+        try Data(bytes).write(to: file)
+        let stream = try await EndToEndTests.probe(file, ["-show_entries", "stream=codec_name,sample_rate,channels", "-of", "csv=p=0"])
+        #expect(stream.trimmingCharacters(in: .whitespacesAndNewlines) == "aac,\(audio.rate),\(audio.channels)")
+        let duration = try await EndToEndTests.probe(file, ["-show_entries", "format=duration", "-of", "csv=p=0"])
+        #expect((Double(duration.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 6.5, "about 8 s of audio: \(duration)")
+        let (_, decodeLog) = try await ServiceProcess.run(try TestEnvironment.which("ffmpeg"), ["-v", "error", "-i", file.path, "-f", "null", "-"])
+        #expect(decodeLog.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(decodeLog)")
+        let master = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+        #expect(master.contains("mp4a.40.2"), "\(master)")
+        let statuses = await stack.stop()
+        #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
+    }
+
     /// `--source-rung`: the publisher's own H.264 is served as one more rendition, untouched.
     @Test func sourceRungPassesThePublishersH264Through() async throws {
         let stack = try StorecastStack()

@@ -22,9 +22,25 @@ import Testing
         #expect(try FLVTag.parseAudio(Hex.bytes("af 01 2110")) == .audioFrame(codec: .aac, data: [0x21, 0x10]))
     }
 
+    /// Codecs without a sequence header carry their format in every frame.
+    static let codedAudioGolden: [(name: String, hex: String, event: FLVMediaEvent)] = [
+        ("MP3, MPEG-1 layer 3 at 44.1 kHz stereo", "2f fffb9064 00", .codedAudioFrame(codec: .mp3, sampleRate: 44100, channels: 2, data: Hex.bytes("fffb9064 00"))),
+        ("MP3 at 48 kHz: the frame header beats the FLV rate bits", "2f fffb9464 00", .codedAudioFrame(codec: .mp3, sampleRate: 48000, channels: 2, data: Hex.bytes("fffb9464 00"))),
+        ("MP3, MPEG-2 at 24 kHz mono", "2e fff394c4 00", .codedAudioFrame(codec: .mp3, sampleRate: 24000, channels: 1, data: Hex.bytes("fff394c4 00"))),
+        ("MP3 without a frame header: the FLV rate bits", "2a 0102", .codedAudioFrame(codec: .mp3, sampleRate: 22050, channels: 1, data: [1, 2])),
+        ("G.711 A-law mono", "72 d5d5", .codedAudioFrame(codec: .g711ALaw, sampleRate: 8000, channels: 1, data: [0xD5, 0xD5])),
+        ("G.711 µ-law stereo", "83 ffff", .codedAudioFrame(codec: .g711MuLaw, sampleRate: 8000, channels: 2, data: [0xFF, 0xFF])),
+    ]
+
+    @Test(arguments: codedAudioGolden.indices)
+    func parsesCodedAudio(_ i: Int) throws {
+        let c = Self.codedAudioGolden[i]
+        #expect(try FLVTag.parseAudio(Hex.bytes(c.hex)) == c.event, "\(c.name)")
+    }
+
     @Test func refusesOtherCodecsWithAClearReason() {
         #expect(throws: FLVTagError(reason: .unsupportedVideoCodec(2))) { try FLVTag.parseVideo(Hex.bytes("12 00")) }
-        #expect(throws: FLVTagError(reason: .unsupportedAudioFormat(2))) { try FLVTag.parseAudio(Hex.bytes("2f 00")) }
+        #expect(throws: FLVTagError(reason: .unsupportedAudioFormat(11))) { try FLVTag.parseAudio(Hex.bytes("b6 00")) }  // Speex
         #expect(FLVTagError(reason: .unsupportedVideoCodec(2)).description.contains("H.264, and HEVC or AV1 over Enhanced RTMP, are supported"))
     }
 

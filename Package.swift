@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "ServiceLogicTests",
-            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "StorecastWire", "StorecastRuntime", "StorecastTestSupport"],
+            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "StorecastWire", "StorecastRuntime", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport"],
             swiftSettings: swift6),
         .testTarget(
             name: "IngestChannelTests",

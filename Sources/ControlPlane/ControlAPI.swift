@@ -61,6 +61,16 @@ public enum ControlAPI {
             let leases = try await guarded { try await LeaseLedger.list(in: catalog.database, currentOnly: current, limit: limit) }
             return try json(["leases": leases])
         }
+        // A stream's latest preview still: the packager serves it; the API sends callers there.
+        v1.get("tenants/:tenant/streams/:stream/thumbnail") { _, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
+            guard streams.contains(where: { $0.slug == stream }) else { throw APIError.notFound("no stream \(tenant)/\(stream)") }
+            var headers = HTTPFields()
+            headers[.location] = "\(playbackBaseURL)/live/\(tenant)/\(stream)/thumbnail.jpg"
+            headers[.cacheControl] = "max-age=2"
+            return Response(status: .found, headers: headers)
+        }
         // Ladder profiles: how a tenant's streams are transcoded.
         let profiles = LadderProfileStore(database: catalog.database)
         v1.post("tenants/:tenant/ladder-profiles") { request, context -> Response in

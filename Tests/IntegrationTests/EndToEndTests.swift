@@ -101,6 +101,11 @@ import Testing
         try Data(still.body).write(to: stillFile)
         let stillProbe = try await Self.probe(stillFile, ["-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0"])
         #expect(stillProbe.trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,640,360")
+        // The control API sends callers to it (URLSession follows the redirect).
+        let viaAPI = try #require(await TestEnvironment.httpGet("http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/launch/thumbnail"))
+        #expect(viaAPI.status == 200 && viaAPI.body.starts(with: [0xFF, 0xD8]), "the API leads to the JPEG")
+        let unknown = try #require(await TestEnvironment.httpGet("http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/nope/thumbnail"))
+        #expect(unknown.status == 404)
 
         // Every process reports to the collector.
         let metrics = try #require(await TestEnvironment.httpGet("http://127.0.0.1:\(stack.metricsPort)/metrics"))

@@ -56,7 +56,8 @@ final class StorecastStack: @unchecked Sendable {
         for worker in workers {
             plan.append((worker, "storecast-transcoder", ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", "ultrafast", "--node", worker] + workerArguments))
         }
-        plan.append(("storecast-api", "storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry]))
+        plan.append(("storecast-api", "storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,
+                                                     "--playback-base-url", playbackBase]))
         for service in plan {
             services.append(try ServiceProcess(name: service.name, executable: try TestEnvironment.binary(service.binary), arguments: service.arguments, logDirectory: logDirectory))
         }

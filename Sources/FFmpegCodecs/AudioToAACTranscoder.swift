@@ -1,12 +1,12 @@
 internal import CFFmpeg
 
-/// Turns audio that is not AAC (MP3, G.711 A-law and µ-law) into AAC-LC: libavcodec decodes it,
+/// Turns audio that is not AAC (MP3, G.711 A-law and µ-law, Opus) into AAC-LC: libavcodec decodes it,
 /// the samples are regrouped into the encoder's 1024-sample frames, and libavcodec's native AAC
 /// encoder encodes them at the same rate and channel count (no resampling). Owns both codec
 /// contexts, the packet and the frames. Blocking: run it on the stream's thread.
 public final class AudioToAACTranscoder {
     /// Codec names as ingest announces them.
-    public static let inputCodecs = ["mp3", "pcma", "pcmu"]
+    public static let inputCodecs = ["mp3", "pcma", "pcmu", "opus"]
 
     private let decoder: UnsafeMutablePointer<AVCodecContext>
     private let encoder: UnsafeMutablePointer<AVCodecContext>
@@ -23,13 +23,15 @@ public final class AudioToAACTranscoder {
     /// The AAC AudioSpecificConfig (for the announce's track config).
     public let audioSpecificConfig: [UInt8]
 
-    public init(codec: String, sampleRate: Int, channels: Int, bitrate: Int = 128_000) throws {
+    /// - Parameter configuration: the codec's own header when it has one (OpusHead for Opus).
+    public init(codec: String, sampleRate: Int, channels: Int, bitrate: Int = 128_000, configuration: [UInt8] = []) throws {
         let id: AVCodecID
         switch codec {
         case "mp3": id = AV_CODEC_ID_MP3
         case "pcma": id = AV_CODEC_ID_PCM_ALAW
         case "pcmu": id = AV_CODEC_ID_PCM_MULAW
-        default: throw FFmpegError("AudioToAACTranscoder", message: "no decoder for audio codec '\(codec)' (mp3, pcma and pcmu are transcoded)")
+        case "opus": id = AV_CODEC_ID_OPUS
+        default: throw FFmpegError("AudioToAACTranscoder", message: "no decoder for audio codec '\(codec)' (mp3, pcma, pcmu and opus are transcoded)")
         }
         guard let decoderCodec = avcodec_find_decoder(id), let encoderCodec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
             throw FFmpegError("avcodec_find_decoder", message: "libavcodec lacks the \(codec) decoder or the AAC encoder")
@@ -38,6 +40,11 @@ public final class AudioToAACTranscoder {
         var d: UnsafeMutablePointer<AVCodecContext>? = dec
         dec.pointee.sample_rate = Int32(sampleRate)
         av_channel_layout_default(&dec.pointee.ch_layout, Int32(channels))
+        if !configuration.isEmpty, let extradata = av_mallocz(configuration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))?.assumingMemoryBound(to: UInt8.self) {
+            configuration.withUnsafeBufferPointer { if let base = $0.baseAddress { extradata.update(from: base, count: configuration.count) } }
+            dec.pointee.extradata = extradata  // freed with the context
+            dec.pointee.extradata_size = Int32(configuration.count)
+        }
         var rc = avcodec_open2(dec, decoderCodec, nil)
         guard rc >= 0 else {
             avcodec_free_context(&d)

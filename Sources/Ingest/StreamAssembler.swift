@@ -73,7 +73,7 @@ public struct StreamAssembler: Sendable {
     static func isUnsupported(_ error: any Error) -> Bool {
         guard let e = error as? FLVTagError else { return false }
         switch e.reason {
-        case .unsupportedVideoCodec, .unsupportedVideoFourCC, .unsupportedAudioFormat: return true
+        case .unsupportedVideoCodec, .unsupportedVideoFourCC, .unsupportedAudioFormat, .unsupportedAudioFourCC: return true
         default: return false
         }
     }
@@ -122,6 +122,17 @@ public struct StreamAssembler: Sendable {
             return [Self.isUnsupported(error) ? .unsupported("\(error)") : .rejectedTag("\(error)")]
         }
         switch event {
+        case .audioConfiguration(.opus, let config):
+            do {
+                let head = try OpusHead(parsing: config)
+                audio = TrackConfig(trackID: Self.audioTrack, kind: .audio, codec: AudioCodec.opus.rawValue, name: "audio", timescale: 1000,
+                                    sampleRate: UInt32(OpusHead.decodingRate), channels: UInt8(clamping: head.channels), config: config)
+                return []
+            } catch {
+                return [.rejectedTag("Opus sequence start: \(error)")]
+            }
+        case .audioConfiguration(.mp3, _), .audioConfiguration(.g711ALaw, _), .audioConfiguration(.g711MuLaw, _):
+            return []  // these codecs need no configuration; their frames say it
         case .audioConfiguration(_, let config):
             do {
                 let asc = try AudioSpecificConfig(parsing: config)

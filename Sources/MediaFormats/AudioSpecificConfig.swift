@@ -33,7 +33,9 @@ public struct AudioSpecificConfig: Equatable, Sendable {
     public var codecString: String { "mp4a.40.\(objectType)" }
 }
 
+/// Why an audio configuration (AudioSpecificConfig, OpusHead) was refused.
 public enum AudioConfigError: Error, Equatable, Sendable {
     case truncated
     case invalidSampleRateIndex(Int)
+    case malformed(String)
 }

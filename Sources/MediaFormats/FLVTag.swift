@@ -36,6 +36,18 @@ public enum AudioCodec: String, Sendable, Equatable {
     /// G.711 A-law and µ-law (IP cameras, SIP gateways, some hardware encoders).
     case g711ALaw = "pcma"
     case g711MuLaw = "pcmu"
+    /// Over Enhanced RTMP (FourCC `Opus`), with an OpusHead sequence start.
+    case opus
+
+    /// Enhanced RTMP audio FourCC.
+    public init?(fourCC: UInt32) {
+        switch fourCC {
+        case 0x6D70_3461: self = .aac  // 'mp4a'
+        case 0x2E6D_7033: self = .mp3  // '.mp3'
+        case 0x4F70_7573: self = .opus  // 'Opus'
+        default: return nil
+        }
+    }
 }
 
 public struct FLVTagError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -45,6 +57,7 @@ public struct FLVTagError: Error, Equatable, Sendable, CustomStringConvertible {
         case unsupportedVideoCodec(UInt8)
         case unsupportedVideoFourCC(String)
         case unsupportedAudioFormat(UInt8)
+        case unsupportedAudioFourCC(String)
         case unsupportedPacketType(UInt8)
     }
     public let reason: Reason
@@ -56,6 +69,7 @@ public struct FLVTagError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupportedVideoCodec(let id): "unsupported FLV video codec id \(id) (H.264, and HEVC or AV1 over Enhanced RTMP, are supported)"
         case .unsupportedVideoFourCC(let fourCC): "unsupported Enhanced RTMP video codec '\(fourCC)' (avc1, hvc1 and av01 are supported)"
         case .unsupportedAudioFormat(let id): "unsupported FLV sound format \(id) (AAC, MP3 and G.711 are supported)"
+        case .unsupportedAudioFourCC(let fourCC): "unsupported Enhanced RTMP audio codec '\(fourCC)' (mp4a, .mp3 and Opus are supported)"
         case .unsupportedPacketType(let t): "unsupported packet type \(t)"
         }
     }
@@ -140,6 +154,8 @@ public enum FLVTag {
                 let data = r.readRest()
                 guard !data.isEmpty else { throw FLVTagError(reason: .truncated) }
                 return .codedAudioFrame(codec: format == 7 ? .g711ALaw : .g711MuLaw, sampleRate: 8000, channels: channels, data: data)
+            case 9:
+                return try enhancedAudio(packetType: head & 0x0F, &r)
             case 10:
                 break
             default:
@@ -153,6 +169,28 @@ public enum FLVTag {
             }
         } catch is ByteReaderError {
             throw FLVTagError(reason: .truncated)
+        }
+    }
+
+    /// Enhanced RTMP v2 audio (sound format 9, ExHeader): the packet type in the low nibble, then
+    /// the codec's FourCC. Sequence start carries the codec's configuration (AudioSpecificConfig,
+    /// OpusHead); coded frames carry one frame.
+    private static func enhancedAudio(packetType: UInt8, _ r: inout ByteReader) throws -> FLVMediaEvent {
+        let fourCC = try r.u32()
+        guard let codec = AudioCodec(fourCC: fourCC) else {
+            throw FLVTagError(reason: .unsupportedAudioFourCC(String(decoding: fourCC.bigEndianBytes, as: UTF8.self)))
+        }
+        let body = r.readRest()
+        switch (packetType, codec) {
+        case (0, _):
+            return .audioConfiguration(codec: codec, config: body)
+        case (1, .mp3):
+            guard let header = MPEGAudioHeader(body) else { throw FLVTagError(reason: .truncated) }
+            return .codedAudioFrame(codec: .mp3, sampleRate: header.sampleRate, channels: header.channels, data: body)
+        case (1, _):
+            return .audioFrame(codec: codec, data: body)
+        default:
+            throw FLVTagError(reason: .unsupportedPacketType(packetType))
         }
     }
 }

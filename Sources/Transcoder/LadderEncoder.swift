@@ -113,10 +113,10 @@ final class LadderEncoder {
             audioIn = audio
             audioRetimer = AudioRetimer(sampleRate: Int(audio.sampleRate))
             audioBase = nil
-            // MP3 and G.711 become AAC at the same rate; AAC itself passes through.
+            // MP3, G.711 and Opus become AAC at the same rate; AAC itself passes through.
             audioTranscoder = audio.codec == "aac" ? nil : try AudioToAACTranscoder(
                 codec: audio.codec, sampleRate: Int(audio.sampleRate), channels: Int(max(1, audio.channels)),
-                bitrate: audio.sampleRate >= 32_000 ? 128_000 : 32_000 * Int(max(1, audio.channels)))
+                bitrate: audio.sampleRate >= 32_000 ? 128_000 : 32_000 * Int(max(1, audio.channels)), configuration: audio.config)
         }
         // Audio-only streams are announced now; with video, once the ladder exists.
         return hasVideo && renditions.isEmpty ? [] : announceOutput()

@@ -142,6 +142,27 @@ import Testing
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
     }
 
+    /// The finished audio rendition (init + every segment) as ffprobe and ffmpeg see it.
+    static func audioRendition(base: String, stack: StorecastStack) async throws -> (stream: String, duration: Double, decodeErrors: String) {
+        var playlist = ""
+        let ended = await StorecastStack.eventually(timeout: .seconds(15)) {
+            playlist = String(decoding: await TestEnvironment.httpGet("\(base)/audio/index.m3u8")?.body ?? [], as: UTF8.self)
+            return playlist.contains("#EXT-X-ENDLIST")
+        }
+        #expect(ended, "audio rendition: \(playlist)\n\(stack.logs())")
+        var bytes = try #require(await TestEnvironment.httpGet("\(base)/audio/init.mp4")).body
+        for name in playlist.split(separator: "\n").filter({ $0.hasSuffix(".m4s") }) {
+            bytes += try #require(await TestEnvironment.httpGet("\(base)/audio/\(name)")).body
+        }
+        let file = stack.logDirectory.appendingPathComponent("audio-\(UUID().uuidString.prefix(6)).mp4")
+        try Data(bytes).write(to: file)
+        let stream = try await EndToEndTests.probe(file, ["-show_entries", "stream=codec_name,sample_rate,channels", "-of", "csv=p=0"])
+        let duration = try await EndToEndTests.probe(file, ["-show_entries", "format=duration", "-of", "csv=p=0"])
+        let (_, decodeLog) = try await ServiceProcess.run(try TestEnvironment.which("ffmpeg"), ["-v", "error", "-i", file.path, "-f", "null", "-"])
+        return (stream.trimmingCharacters(in: .whitespacesAndNewlines), Double(duration.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0,
+                decodeLog.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// Publishers that send MP3 (ffmpeg's FLV default before AAC) or G.711 (IP cameras): the
     /// audio rendition is AAC at the same rate, decodable, and as long as what was sent.
     @Test(arguments: [("libmp3lame", 44100, 2), ("pcm_alaw", 8000, 1), ("pcm_mulaw", 8000, 1)])
@@ -158,26 +179,31 @@ import Testing
         ], logDirectory: stack.logDirectory)
         #expect(await publisher.wait(timeout: 30) == 0, "publisher: \(publisher.log)")
         let base = "\(stack.playbackBase)/live/shop/radio"
-        var playlist = ""
-        let ended = await StorecastStack.eventually(timeout: .seconds(15)) {
-            playlist = String(decoding: await TestEnvironment.httpGet("\(base)/audio/index.m3u8")?.body ?? [], as: UTF8.self)
-            return playlist.contains("#EXT-X-ENDLIST")
-        }
-        #expect(ended, "audio rendition: \(playlist)\n\(stack.logs())")
-        var bytes = try #require(await TestEnvironment.httpGet("\(base)/audio/init.mp4")).body
-        for name in playlist.split(separator: "\n").filter({ $0.hasSuffix(".m4s") }) {
-            bytes += try #require(await TestEnvironment.httpGet("\(base)/audio/\(name)")).body
-        }
-        let file = stack.logDirectory.appendingPathComponent("audio-\(audio.codec).mp4")
-        try Data(bytes).write(to: file)
-        let stream = try await EndToEndTests.probe(file, ["-show_entries", "stream=codec_name,sample_rate,channels", "-of", "csv=p=0"])
-        #expect(stream.trimmingCharacters(in: .whitespacesAndNewlines) == "aac,\(audio.rate),\(audio.channels)")
-        let duration = try await EndToEndTests.probe(file, ["-show_entries", "format=duration", "-of", "csv=p=0"])
-        #expect((Double(duration.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 6.5, "about 8 s of audio: \(duration)")
-        let (_, decodeLog) = try await ServiceProcess.run(try TestEnvironment.which("ffmpeg"), ["-v", "error", "-i", file.path, "-f", "null", "-"])
-        #expect(decodeLog.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(decodeLog)")
+        let rendition = try await Self.audioRendition(base: base, stack: stack)
+        #expect(rendition.stream == "aac,\(audio.rate),\(audio.channels)")
+        #expect(rendition.duration > 6.5, "about 8 s of audio: \(rendition.duration)")
+        #expect(rendition.decodeErrors.isEmpty, "\(rendition.decodeErrors)")
         let master = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
         #expect(master.contains("mp4a.40.2"), "\(master)")
+        let statuses = await stack.stop()
+        #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
+    }
+
+    /// A HaishinKit-shaped publisher sending HEVC and Opus over Enhanced RTMP: the audio
+    /// rendition is AAC at 48 kHz and plays for as long as was sent.
+    @Test func opusOverEnhancedRTMPIsTranscodedToAAC() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "opus")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let video = try await ScriptedMedia.hevc(width: 640, height: 360, seconds: 6, directory: stack.logDirectory)
+        let audio = try await ScriptedMedia.opus(seconds: 6, directory: stack.logDirectory)
+        try await ScriptedPublisher.run(port: stack.rtmpPort, key: key, frames: ScriptedMedia.interleave(video, audio))
+        let base = "\(stack.playbackBase)/live/shop/opus"
+        let rendition = try await Self.audioRendition(base: base, stack: stack)
+        #expect(rendition.stream == "aac,48000,2")
+        #expect(rendition.duration > 4.5, "about 6 s of audio: \(rendition.duration)")
+        #expect(rendition.decodeErrors.isEmpty, "\(rendition.decodeErrors)")
         let statuses = await stack.stop()
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
     }

@@ -181,6 +181,43 @@ enum ScriptedMedia {
         return frames
     }
 
+    /// Opus at 48 kHz stereo as Enhanced RTMP audio (FourCC `Opus`): the OpusHead as sequence
+    /// start, then one 20 ms packet per tag, read out of libopus's Ogg output.
+    static func opus(seconds: Int, directory: URL) async throws -> [ScriptedPublisher.Frame] {
+        let file = directory.appendingPathComponent("source.opus")
+        let (status, output) = try await ServiceProcess.run(try TestEnvironment.which("ffmpeg"), [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "sine=sample_rate=48000", "-t", "\(seconds)", "-ac", "2",
+            "-c:a", "libopus", "-frame_duration", "20", "-f", "ogg", file.path,
+        ])
+        guard status == 0 else { throw TestEnvironment.Failure(description: "libopus failed: \(output)") }
+        let packets = oggPackets(Array(try Data(contentsOf: file)))
+        guard packets.count > 2, packets[0].starts(with: Array("OpusHead".utf8)) else { throw TestEnvironment.Failure(description: "no OpusHead in the Ogg output") }
+        let fourCC = Array("Opus".utf8)
+        var frames = [ScriptedPublisher.Frame(timestamp: 0, payload: [0x90] + fourCC + packets[0], isVideo: false)]
+        for (i, packet) in packets.dropFirst(2).enumerated() {  // after OpusHead and OpusTags
+            frames.append(.init(timestamp: UInt32(i * 20), payload: [0x91] + fourCC + packet, isVideo: false))
+        }
+        return frames
+    }
+
+    /// The packets of an Ogg stream (RFC 3533): pages' segment tables joined into packets.
+    static func oggPackets(_ bytes: [UInt8]) -> [[UInt8]] {
+        var packets: [[UInt8]] = [], current: [UInt8] = [], i = 0
+        while i + 27 <= bytes.count, Array(bytes[i..<(i + 4)]) == Array("OggS".utf8) {
+            let count = Int(bytes[i + 26])
+            guard i + 27 + count <= bytes.count else { break }
+            var offset = i + 27 + count
+            for lace in bytes[(i + 27)..<(i + 27 + count)] {
+                guard offset + Int(lace) <= bytes.count else { return packets }
+                current += bytes[offset..<(offset + Int(lace))]
+                offset += Int(lace)
+                if lace < 255 { packets.append(current); current = [] }
+            }
+            i = offset
+        }
+        return packets
+    }
+
     /// Shifts frames later on the timeline (a second source appended after a first).
     static func shifted(_ frames: [ScriptedPublisher.Frame], by milliseconds: UInt32) -> [ScriptedPublisher.Frame] {
         frames.map { var f = $0; f.timestamp += milliseconds; return f }

@@ -32,6 +32,34 @@ import Testing
         ("G.711 µ-law stereo", "83 ffff", .codedAudioFrame(codec: .g711MuLaw, sampleRate: 8000, channels: 2, data: [0xFF, 0xFF])),
     ]
 
+    /// Enhanced RTMP v2 audio: sound format 9, packet type, FourCC.
+    static let enhancedAudioGolden: [(name: String, hex: String, event: FLVMediaEvent)] = [
+        ("Opus sequence start (OpusHead)", "90 4f707573 4f707573486561640102380180bb0000000000",
+         .audioConfiguration(codec: .opus, config: Hex.bytes("4f707573486561640102380180bb0000000000"))),
+        ("Opus coded frame", "91 4f707573 fcfffe", .audioFrame(codec: .opus, data: [0xFC, 0xFF, 0xFE])),
+        ("AAC sequence start", "90 6d703461 1210", .audioConfiguration(codec: .aac, config: [0x12, 0x10])),
+        ("AAC coded frame", "91 6d703461 2110", .audioFrame(codec: .aac, data: [0x21, 0x10])),
+        ("MP3 coded frame", "91 2e6d7033 fffb9064 00", .codedAudioFrame(codec: .mp3, sampleRate: 44100, channels: 2, data: Hex.bytes("fffb9064 00"))),
+    ]
+
+    @Test(arguments: enhancedAudioGolden.indices)
+    func parsesEnhancedAudio(_ i: Int) throws {
+        let c = Self.enhancedAudioGolden[i]
+        #expect(try FLVTag.parseAudio(Hex.bytes(c.hex)) == c.event, "\(c.name)")
+    }
+
+    @Test func refusesEnhancedAudioItCannotTranscode() {
+        #expect(throws: FLVTagError(reason: .unsupportedAudioFourCC("fLaC"))) { try FLVTag.parseAudio(Hex.bytes("91 664c6143 00")) }
+        #expect(throws: FLVTagError(reason: .unsupportedPacketType(5))) { try FLVTag.parseAudio(Hex.bytes("95 4f707573 00")) }  // multitrack
+    }
+
+    @Test func opusHeadGivesChannelsAndPreSkip() throws {
+        let head = try OpusHead(parsing: Hex.bytes("4f707573486561640102380180bb0000000000"))
+        #expect(head.channels == 2 && head.preSkip == 312 && head.inputSampleRate == 48000 && head.mappingFamily == 0)
+        #expect(throws: AudioConfigError.malformed("not an OpusHead")) { try OpusHead(parsing: Array("OpusTags".utf8) + [1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0]) }
+        #expect(throws: AudioConfigError.truncated) { try OpusHead(parsing: Array("OpusHead".utf8) + [1]) }
+    }
+
     @Test(arguments: codedAudioGolden.indices)
     func parsesCodedAudio(_ i: Int) throws {
         let c = Self.codedAudioGolden[i]

@@ -62,13 +62,20 @@ public enum AMF0 {
     public static func decodeAll(_ bytes: [UInt8]) throws -> [AMF0Value] {
         var reader = ByteReader(bytes)
         var values: [AMF0Value] = []
+        var budget = AMF3Decoder.maximumMaterializedValues  // shared by every AMF3 value of the message
         while !reader.isAtEnd {
-            values.append(try decode(&reader, depth: 0))
+            values.append(try decode(&reader, depth: 0, budget: &budget))
         }
         return values
     }
 
     public static func decode(_ reader: inout ByteReader, depth: Int = 0) throws -> AMF0Value {
+        var budget = AMF3Decoder.maximumMaterializedValues
+        return try decode(&reader, depth: depth, budget: &budget)
+    }
+
+    /// `budget`: how many values AMF3 references may still expand to in this message.
+    static func decode(_ reader: inout ByteReader, depth: Int, budget: inout Int) throws -> AMF0Value {
         guard depth <= maximumDepth else { throw AMF0Error(reason: .tooDeep) }
         do {
             let marker = try reader.u8()
@@ -76,17 +83,17 @@ public enum AMF0 {
             case 0x00: return .number(try reader.f64())
             case 0x01: return .boolean(try reader.u8() != 0)
             case 0x02: return .string(try reader.string16())
-            case 0x03: return .object(try properties(&reader, depth: depth))
+            case 0x03: return .object(try properties(&reader, depth: depth, budget: &budget))
             case 0x05: return .null
             case 0x06: return .undefined
             case 0x08:
                 _ = try reader.u32()  // count hint; real clients get it wrong, the end marker rules
-                return .ecmaArray(try properties(&reader, depth: depth))
+                return .ecmaArray(try properties(&reader, depth: depth, budget: &budget))
             case 0x0A:
                 let count = Int(try reader.u32())
                 guard count <= maximumItems else { throw AMF0Error(reason: .tooManyItems) }
                 var items: [AMF0Value] = []
-                for _ in 0..<count { items.append(try decode(&reader, depth: depth + 1)) }
+                for _ in 0..<count { items.append(try decode(&reader, depth: depth + 1, budget: &budget)) }
                 return .strictArray(items)
             case 0x0B:
                 let ms = try reader.f64()
@@ -96,7 +103,8 @@ public enum AMF0 {
                 return .string(String(decoding: try reader.read(n), as: UTF8.self))
             case 0x11:
                 // avmplus-object-marker: the next value is AMF3.
-                var amf3 = AMF3Decoder()
+                var amf3 = AMF3Decoder(budget: budget)
+                defer { budget = amf3.budget }
                 return try amf3.decode(&reader, depth: depth)
             default:
                 throw AMF0Error(reason: .unsupportedMarker(marker))
@@ -106,7 +114,7 @@ public enum AMF0 {
         }
     }
 
-    private static func properties(_ reader: inout ByteReader, depth: Int) throws -> [(String, AMF0Value)] {
+    private static func properties(_ reader: inout ByteReader, depth: Int, budget: inout Int) throws -> [(String, AMF0Value)] {
         var props: [(String, AMF0Value)] = []
         while true {
             let key = try reader.string16()
@@ -115,7 +123,7 @@ public enum AMF0 {
                 return props
             }
             guard props.count < maximumItems else { throw AMF0Error(reason: .tooManyItems) }
-            props.append((key, try decode(&reader, depth: depth + 1)))
+            props.append((key, try decode(&reader, depth: depth + 1, budget: &budget)))
         }
     }
 

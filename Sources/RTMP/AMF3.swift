@@ -10,6 +10,10 @@ import BinaryCoding
 /// becomes a strict array of numbers, and an object vector a strict array. Externalizable objects
 /// and dictionaries need class-specific code on the sender's side and are refused.
 public struct AMF3Decoder {
+    /// Most values AMF3 references may expand to in one message. A reference copies what it
+    /// points to, so without a budget a few hundred bytes could expand exponentially.
+    public static let maximumMaterializedValues = 65_536
+
     /// The traits of one class: sealed member names and whether dynamic members follow.
     private struct Traits {
         var sealed: [String]
@@ -19,9 +23,13 @@ public struct AMF3Decoder {
     private var strings: [String] = []
     private var objects: [AMF0Value] = []
     private var traits: [Traits] = []
+    /// Values references may still expand to (``maximumMaterializedValues`` per message).
+    public private(set) var budget: Int
 
     /// A decoder with empty reference tables (every switch from AMF0 starts afresh).
-    public init() {}
+    public init(budget: Int = AMF3Decoder.maximumMaterializedValues) {
+        self.budget = budget
+    }
 
     public mutating func decode(_ reader: inout ByteReader, depth: Int = 0) throws -> AMF0Value {
         guard depth <= AMF0.maximumDepth else { throw AMF0Error(reason: .tooDeep) }
@@ -39,20 +47,20 @@ public struct AMF3Decoder {
             case 0x05: return .number(try reader.f64())
             case 0x06: return .string(try string(&reader))
             case 0x07, 0x0B:  // XMLDocument, XML: a length-prefixed UTF-8 string, by reference too
-                return try referenced(&reader) { reader, length in
+                return try referenced(&reader, depth: depth) { reader, length in
                     .string(String(decoding: try reader.read(length), as: UTF8.self))
                 }
             case 0x08:
-                return try referenced(&reader) { reader, _ in .date(try reader.f64(), timezone: 0) }
+                return try referenced(&reader, depth: depth) { reader, _ in .date(try reader.f64(), timezone: 0) }
             case 0x09: return try array(&reader, depth: depth)
             case 0x0A: return try object(&reader, depth: depth)
             case 0x0C:
-                return try referenced(&reader) { reader, length in
+                return try referenced(&reader, depth: depth) { reader, length in
                     guard length <= AMF0.maximumItems else { throw AMF0Error(reason: .tooManyItems) }
                     return .strictArray(try reader.read(length).map { .number(Double($0)) })
                 }
             case 0x0D, 0x0E, 0x0F:
-                return try referenced(&reader) { reader, count in
+                return try referenced(&reader, depth: depth) { reader, count in
                     guard count <= AMF0.maximumItems else { throw AMF0Error(reason: .tooManyItems) }
                     _ = try reader.u8()  // fixed-length flag
                     return .strictArray(try (0..<count).map { _ in
@@ -65,7 +73,7 @@ public struct AMF3Decoder {
                 }
             case 0x10:
                 let first = try Self.u29(&reader)
-                if first & 1 == 0 { return try objectReference(Int(first >> 1)) }
+                if first & 1 == 0 { return try objectReference(Int(first >> 1), depth: depth) }
                 let count = Int(first >> 1)
                 guard count <= AMF0.maximumItems else { throw AMF0Error(reason: .tooManyItems) }
                 _ = try reader.u8()  // fixed-length flag
@@ -108,22 +116,46 @@ public struct AMF3Decoder {
     }
 
     /// A value that is either a reference into the object table or inline with a length/count.
-    private mutating func referenced(_ reader: inout ByteReader, _ inline: (inout ByteReader, Int) throws -> AMF0Value) throws -> AMF0Value {
+    private mutating func referenced(_ reader: inout ByteReader, depth: Int, _ inline: (inout ByteReader, Int) throws -> AMF0Value) throws -> AMF0Value {
         let header = try Self.u29(&reader)
-        if header & 1 == 0 { return try objectReference(Int(header >> 1)) }
+        if header & 1 == 0 { return try objectReference(Int(header >> 1), depth: depth) }
         let value = try inline(&reader, Int(header >> 1))
         objects.append(value)
         return value
     }
 
-    private func objectReference(_ index: Int) throws -> AMF0Value {
+    /// A referenced object, checked as if it were written out here: within the depth limit at
+    /// this position, and within the expansion budget.
+    private mutating func objectReference(_ index: Int, depth: Int) throws -> AMF0Value {
         guard index < objects.count else { throw AMF0Error(reason: .badReference) }
-        return objects[index]
+        let value = objects[index]
+        let size = Self.measure(value)
+        guard depth + size.height <= AMF0.maximumDepth else { throw AMF0Error(reason: .tooDeep) }
+        budget -= size.count
+        guard budget >= 0 else { throw AMF0Error(reason: .tooManyItems) }
+        return value
+    }
+
+    /// Nesting below a value and the number of values in it.
+    static func measure(_ value: AMF0Value) -> (height: Int, count: Int) {
+        let children: [AMF0Value]
+        switch value {
+        case .object(let props), .ecmaArray(let props): children = props.map(\.1)
+        case .strictArray(let items): children = items
+        default: return (0, 1)
+        }
+        var height = 0, count = 1
+        for child in children {
+            let m = measure(child)
+            height = max(height, m.height + 1)
+            count += m.count
+        }
+        return (height, count)
     }
 
     private mutating func array(_ reader: inout ByteReader, depth: Int) throws -> AMF0Value {
         let header = try Self.u29(&reader)
-        if header & 1 == 0 { return try objectReference(Int(header >> 1)) }
+        if header & 1 == 0 { return try objectReference(Int(header >> 1), depth: depth) }
         let denseCount = Int(header >> 1)
         guard denseCount <= AMF0.maximumItems else { throw AMF0Error(reason: .tooManyItems) }
         let slot = objects.count
@@ -146,7 +178,7 @@ public struct AMF3Decoder {
 
     private mutating func object(_ reader: inout ByteReader, depth: Int) throws -> AMF0Value {
         let header = try Self.u29(&reader)
-        if header & 1 == 0 { return try objectReference(Int(header >> 1)) }
+        if header & 1 == 0 { return try objectReference(Int(header >> 1), depth: depth) }
         let classTraits: Traits
         if header & 2 == 0 {
             let index = Int(header >> 2)

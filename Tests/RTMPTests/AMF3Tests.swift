@@ -1,4 +1,5 @@
 import BinaryCoding
+import Foundation
 @testable import RTMP
 import StorecastTestSupport
 import Testing
@@ -112,5 +113,50 @@ let amf3Refused: [(name: String, hex: String, error: AMF0Error)] = [
             do { _ = try AMF0.decodeAll(bytes); decoded += 1 } catch is AMF0Error {} catch { Issue.record("unexpected \(error)") }
         }
         #expect(decoded > 100, "mutations should still decode sometimes; only \(decoded) did")
+    }
+}
+
+@Suite struct AMF3FuzzRegressionTests {
+    /// Every input libFuzzer kept for the amf0 target (AMF3 is reached through it) decodes or
+    /// fails cleanly, and what decodes survives the AMF0 round trip. The AMF3 one: a reference
+    /// to an object nested 10 deep, placed 10 deep, wrote out 20 levels, past the AMF0 limit.
+    @Test func keptInputsRoundTrip() throws {
+        let directory = Fixtures.repositoryRoot().appendingPathComponent("fuzz/regressions/amf0")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(!names.isEmpty)
+        for name in names {
+            let bytes = Array(try Data(contentsOf: directory.appendingPathComponent(name)))
+            guard let values = try? AMF0.decodeAll(bytes) else { continue }
+            do {
+                #expect(try AMF0.decodeAll(AMF0.encode(values)) == values, "\(name) survives the round trip")
+            } catch {
+                Issue.record("\(name): what decoded does not decode again: \(error)")
+            }
+        }
+    }
+}
+
+@Suite struct AMF3ExpansionTests {
+    /// Level 0 is 16 nulls; level k is 16 references to level k-1. A few hundred bytes would
+    /// write out to 16^5 values; the budget stops it at level 3.
+    @Test func referencesCannotExpandWithoutBound() {
+        var bytes: [UInt8] = [0x11, 0x09, 0x0D, 0x01]  // an array of 6 items (object 0)
+        bytes += [0x09, 0x21, 0x01] + Array(repeating: 0x01, count: 16)  // level 0 (object 1)
+        for level in 1...5 {
+            bytes += [0x09, 0x21, 0x01] + Array(repeating: [0x09, UInt8(level << 1)], count: 16).flatMap { $0 }
+        }
+        #expect(throws: AMF0Error(reason: .tooManyItems)) { try AMF0.decodeAll(bytes) }
+        // The same shape two levels shallower is fine: 1 + 17 + 16 * 17 + 16 * 273 values.
+        var small: [UInt8] = [0x11, 0x09, 0x07, 0x01] + [0x09, 0x21, 0x01] + Array(repeating: 0x01, count: 16)
+        for level in 1...2 { small += [0x09, 0x21, 0x01] + Array(repeating: [0x09, UInt8(level << 1)], count: 16).flatMap { $0 } }
+        #expect((try? AMF0.decodeAll(small))?.count == 1)
+    }
+
+    /// A reference counts as deep as what it points to, written out where it stands.
+    @Test func aReferenceIsAsDeepAsWhatItPointsTo() {
+        var bytes: [UInt8] = [0x11, 0x09, 0x05, 0x01]  // [X, Y] (object 0)
+        bytes += Array(repeating: [0x09, 0x03, 0x01], count: 10).flatMap { $0 } + [0x01]  // X: 10 arrays around null (object 1)
+        bytes += Array(repeating: [0x09, 0x03, 0x01], count: 10).flatMap { $0 } + [0x09, 0x02]  // Y: 10 arrays around X
+        #expect(throws: AMF0Error(reason: .tooDeep)) { try AMF0.decodeAll(bytes) }
     }
 }

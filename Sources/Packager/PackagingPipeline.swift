@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Metrics
 import StorecastWire
@@ -12,6 +13,7 @@ final class PackagingPipeline: ZMQActorBody {
         var key: String
         var segmenters: [UInt8: RenditionSegmenter]
         var names: [UInt8: String]
+        var anchor: ClockAnchor?
     }
 
     private let pull: ZMQSocket
@@ -102,6 +104,7 @@ final class PackagingPipeline: ZMQActorBody {
                 continue
             }
             var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, firstSequence: nextSequence(key, track.name))
+            segmenter.clockAnchor = stream.anchor
             if stream.segmenters[track.trackID] != nil || a.discontinuity { segmenter.markDiscontinuity() }
             stream.segmenters[track.trackID] = segmenter
             stream.names[track.trackID] = track.name
@@ -129,6 +132,13 @@ final class PackagingPipeline: ZMQActorBody {
     private func unit(_ u: AccessUnit) {
         guard var stream = streams[u.streamID], var segmenter = stream.segmenters[u.trackID], let name = stream.names[u.trackID] else { return }
         unitsCounter.increment()
+        if stream.anchor == nil {
+            // The stream's first unit: its time is now on the wall clock, for every rendition.
+            let anchor = ClockAnchor(wallSeconds: Date().timeIntervalSince1970, streamSeconds: Double(u.dts) / Double(segmenter.track.timescale))
+            stream.anchor = anchor
+            for id in stream.segmenters.keys { stream.segmenters[id]?.clockAnchor = anchor }
+            segmenter.clockAnchor = anchor
+        }
         let (splices, dropped) = (segmenter.splices, segmenter.replayedUnitsDropped)
         let segment = segmenter.append(u)
         if segmenter.splices > splices {

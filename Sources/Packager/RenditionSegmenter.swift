@@ -11,6 +11,19 @@ public struct PackagedSegment: Sendable, Equatable {
     /// Decode time of the first sample and the segment's length, in the track's timescale.
     public var startTime: Int64 = 0
     public var ticks: Int64 = 0
+    /// Wall-clock time of the first sample, seconds since 1970 (EXT-X-PROGRAM-DATE-TIME).
+    public var programDateTime: Double?
+}
+
+/// Where a stream's timeline meets the wall clock: stream time `streamSeconds` was packaged at
+/// `wallSeconds` (since 1970). One per stream, shared by its renditions so their dates agree.
+public struct ClockAnchor: Sendable, Equatable {
+    public var wallSeconds: Double
+    public var streamSeconds: Double
+    public init(wallSeconds: Double, streamSeconds: Double) {
+        self.wallSeconds = wallSeconds
+        self.streamSeconds = streamSeconds
+    }
 }
 
 /// Cuts one track's access units into fMP4 segments: video on keyframes once at least
@@ -45,6 +58,9 @@ public struct RenditionSegmenter: Sendable {
         self.targetDuration = targetDuration
         self.nextSequence = firstSequence
     }
+
+    /// Set once the stream's first unit arrived; segments then carry a program date-time.
+    public var clockAnchor: ClockAnchor?
 
     public var isVideo: Bool { track.kind == .video }
 
@@ -125,7 +141,8 @@ public struct RenditionSegmenter: Sendable {
         nextSequence += 1
         let bytes = MediaFragment.make(sequenceNumber: UInt32(truncatingIfNeeded: sequence + 1), baseMediaDecodeTime: UInt64(max(0, start)), samples: pending)
         let total = pending.reduce(0) { $0 + Int64($1.duration) }
-        let segment = PackagedSegment(sequence: sequence, duration: Double(total) / Double(track.timescale), bytes: bytes, discontinuity: discontinuityNext, sampleCount: pending.count, startTime: start, ticks: total)
+        let segment = PackagedSegment(sequence: sequence, duration: Double(total) / Double(track.timescale), bytes: bytes, discontinuity: discontinuityNext, sampleCount: pending.count, startTime: start, ticks: total,
+                                      programDateTime: clockAnchor.map { $0.wallSeconds + Double(start) / Double(track.timescale) - $0.streamSeconds })
         discontinuityNext = false
         pending = []
         pendingStart = nil

@@ -38,7 +38,10 @@ public struct RenditionPackage: Sendable {
             // RFC 8216 4.3.3.1: every EXTINF rounded to the nearest integer is <= the target.
             targetDuration: max(Int(targetDuration.rounded()), Int((segments.map(\.duration).max() ?? targetDuration).rounded()), 1),
             mapURI: initURI,
-            segments: segments.map { PlaylistSegment(sequence: $0.sequence, duration: $0.duration, uri: segmentURI($0.sequence), discontinuity: $0.discontinuity) },
+            segments: segments.map {
+                PlaylistSegment(sequence: $0.sequence, duration: $0.duration, uri: segmentURI($0.sequence), discontinuity: $0.discontinuity,
+                                programDateTime: $0.programDateTime.map(ProgramDateTime.format))
+            },
             discontinuitySequence: discontinuitySequence,
             ended: ended
         ).render()

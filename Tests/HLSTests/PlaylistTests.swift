@@ -54,3 +54,18 @@ import Testing
         #expect(!text.contains("ENDLIST"))
     }
 }
+
+@Suite struct ProgramDateTimeTests {
+    static let golden: [(seconds: Double, text: String)] = [
+        (0, "1970-01-01T00:00:00.000Z"),
+        (951_782_400.25, "2000-02-29T00:00:00.250Z"),
+        (1_795_340_281.999, "2026-11-22T09:38:01.999Z"),
+        (4_107_542_399.5, "2100-02-28T23:59:59.500Z"),
+        (-1.5, "1969-12-31T23:59:58.500Z"),
+    ]
+
+    @Test(arguments: golden.indices)
+    func formatsISO8601InUTCWithMilliseconds(_ i: Int) {
+        #expect(ProgramDateTime.format(Self.golden[i].seconds) == Self.golden[i].text)
+    }
+}

@@ -90,6 +90,18 @@ import Testing
             keyframeTimes.append(lines.filter { $0.hasPrefix("1,") }.joined(separator: ";"))
         }
         #expect(Set(keyframeTimes).count == 1, "keyframes at the same timestamps in every rendition: \(keyframeTimes)")
+
+        // EXT-X-PROGRAM-DATE-TIME on every segment: near now, and advancing by each EXTINF.
+        let media = String(decoding: await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/launch/\(variants[0].uri)")?.body ?? [], as: UTF8.self)
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let dates = media.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") }.compactMap { parser.date(from: String($0.dropFirst(25))) }
+        let durations = media.split(separator: "\n").filter { $0.hasPrefix("#EXTINF:") }.compactMap { Double($0.dropFirst(8).dropLast()) }
+        #expect(dates.count == durations.count && dates.count >= 2, "\(media)")
+        #expect(dates.first.map { abs($0.timeIntervalSinceNow) < 30 } == true, "dates near now: \(dates)")
+        for i in 0..<(min(dates.count, durations.count) - 1) {
+            #expect(abs(dates[i + 1].timeIntervalSince(dates[i]) - durations[i]) < 0.002, "segment \(i): \(dates[i]) + \(durations[i]) s ≠ \(dates[i + 1])")
+        }
         let audioFile = try await Self.fetchSample(base: "\(stack.playbackBase)/live/shop/launch", playlistURI: "audio/index.m3u8", segmentIndex: 0, into: stack.logDirectory)
         let audio = try await Self.probe(audioFile, ["-show_entries", "stream=codec_name,sample_rate", "-of", "csv=p=0"])
         #expect(audio.trimmingCharacters(in: .whitespacesAndNewlines) == "aac,44100")

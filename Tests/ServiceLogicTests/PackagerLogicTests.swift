@@ -36,6 +36,21 @@ import Testing
         #expect(out.map(\.discontinuity) == [true, false, false])
     }
 
+    @Test func segmentsCarryTheWallClockOfTheirFirstSample() {
+        var s = RenditionSegmenter(track: Self.video, targetDuration: 2)
+        s.clockAnchor = ClockAnchor(wallSeconds: 1_000, streamSeconds: 10)  // stream time 10 s was packaged at t = 1000
+        var out: [PackagedSegment] = []
+        for i in 300..<450 {  // 10 s to 15 s of stream time
+            if let seg = s.append(AccessUnit(streamID: 1, trackID: 1, flags: i % 60 == 0 ? 1 : 0, sequence: UInt64(i), dts: Int64(i) * 3000, compositionOffset: 0, data: [1])) { out.append(seg) }
+        }
+        #expect(out.map(\.programDateTime) == [1_000, 1_002])
+        var package = try? StreamPackageTests.rendition("360p", kind: .video, segments: 0)
+        package?.segments = out
+        let text = package?.mediaPlaylist(segmentURI: { "seg-\($0).m4s" }, initURI: "init.mp4", targetDuration: 2) ?? ""
+        #expect(text.contains("#EXT-X-PROGRAM-DATE-TIME:1970-01-01T00:16:40.000Z\n#EXTINF:2.00000,\nseg-0.m4s"), "\(text)")
+        #expect(text.contains("#EXT-X-PROGRAM-DATE-TIME:1970-01-01T00:16:42.000Z"))
+    }
+
     @Test func audioCutsByDuration() {
         let audio = TrackConfig(trackID: 2, kind: .audio, codec: "aac", name: "audio", timescale: 48_000, sampleRate: 48_000, channels: 2, config: [0x11, 0x90])
         var s = RenditionSegmenter(track: audio, targetDuration: 2)

@@ -82,7 +82,7 @@ public enum ControlAPI {
             }
             try await problems { try await guarded { try await profiles.save(tenantSlug: tenant, profile: profile, makeDefault: body.default ?? false) } }
             return try json(SavedProfile(
-                tenant: tenant, name: profile.name, rungs: profile.rungs.map { .init(name: $0.name, shortSide: Int($0.shortSide), bitrate: Int($0.bitrate)) },
+                tenant: tenant, name: profile.name, rungs: profile.rungs.map(LadderProfileStore.RungJSON.init),
                 preset: profile.preset, gopSeconds: Int(profile.gopSeconds), lowLatency: profile.lowLatency, default: body.default ?? false), status: .created)
         }
         v1.put("tenants/:tenant/streams/:stream/ladder-profile") { request, context -> Response in

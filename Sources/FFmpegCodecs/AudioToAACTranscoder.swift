@@ -20,11 +20,14 @@ public final class AudioToAACTranscoder {
     public let sampleRate: Int
     public let channels: Int
     public let frameSize: Int
+    /// The AAC bit rate: 128 kbit/s from 32 kHz up, 32 kbit/s per channel below (G.711's 8 kHz).
+    public let bitrate: Int
     /// The AAC AudioSpecificConfig (for the announce's track config).
     public let audioSpecificConfig: [UInt8]
 
     /// - Parameter configuration: the codec's own header when it has one (OpusHead for Opus).
-    public init(codec: String, sampleRate: Int, channels: Int, bitrate: Int = 128_000, configuration: [UInt8] = []) throws {
+    public init(codec: String, sampleRate: Int, channels: Int, configuration: [UInt8] = []) throws {
+        let bitrate = sampleRate >= 32_000 ? 128_000 : 32_000 * channels
         let id: AVCodecID
         switch codec {
         case "mp3": id = AV_CODEC_ID_MP3
@@ -40,10 +43,9 @@ public final class AudioToAACTranscoder {
         var d: UnsafeMutablePointer<AVCodecContext>? = dec
         dec.pointee.sample_rate = Int32(sampleRate)
         av_channel_layout_default(&dec.pointee.ch_layout, Int32(channels))
-        if !configuration.isEmpty, let extradata = av_mallocz(configuration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))?.assumingMemoryBound(to: UInt8.self) {
-            configuration.withUnsafeBufferPointer { if let base = $0.baseAddress { extradata.update(from: base, count: configuration.count) } }
-            dec.pointee.extradata = extradata  // freed with the context
-            dec.pointee.extradata_size = Int32(configuration.count)
+        do { try setExtradata(configuration, on: dec) } catch {
+            avcodec_free_context(&d)
+            throw error
         }
         var rc = avcodec_open2(dec, decoderCodec, nil)
         guard rc >= 0 else {
@@ -73,6 +75,7 @@ public final class AudioToAACTranscoder {
         decoded = frame
         self.sampleRate = sampleRate
         self.channels = channels
+        self.bitrate = bitrate
         frameSize = Int(enc.pointee.frame_size > 0 ? enc.pointee.frame_size : 1024)
         audioSpecificConfig = enc.pointee.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(enc.pointee.extradata_size))) } ?? []
         pending = Array(repeating: [], count: channels)

@@ -27,14 +27,10 @@ public final class VideoDecoder {
         guard let codec = found else { throw FFmpegError("avcodec_find_decoder", message: "libavcodec has no \(codecID.rawValue) decoder") }
         guard let ctx = avcodec_alloc_context3(codec) else { throw FFmpegError("avcodec_alloc_context3", message: "out of memory") }
         var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-        let padding = Int(AV_INPUT_BUFFER_PADDING_SIZE)
-        guard let extradata = av_mallocz(avcC.count + padding)?.assumingMemoryBound(to: UInt8.self) else {
+        do { try setExtradata(avcC, on: ctx) } catch {
             avcodec_free_context(&c)
-            throw FFmpegError("av_mallocz", message: "out of memory")
+            throw error
         }
-        avcC.withUnsafeBufferPointer { if let base = $0.baseAddress { extradata.update(from: base, count: avcC.count) } }
-        ctx.pointee.extradata = extradata
-        ctx.pointee.extradata_size = Int32(avcC.count)
         ctx.pointee.thread_count = Int32(threads)
         ctx.pointee.thread_type = FF_THREAD_SLICE
         ctx.pointee.pkt_timebase = AVRational(num: 1, den: 1000)

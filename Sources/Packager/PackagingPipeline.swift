@@ -145,7 +145,7 @@ final class PackagingPipeline: ZMQActorBody {
             splicesCounter.increment()
             logger.info("rendition spliced: a new transcoder continues the timeline", metadata: ["stream": "\(stream.key)", "rendition": "\(name)", "at_dts": "\(u.dts)"])
         }
-        replayDropped.increment(by: segmenter.replayedUnitsDropped - dropped)
+        if segmenter.replayedUnitsDropped > dropped { replayDropped.increment(by: segmenter.replayedUnitsDropped - dropped) }
         stream.segmenters[u.trackID] = segmenter
         streams[u.streamID] = stream
         if let segment { publish(segment, rendition: name, key: stream.key) }

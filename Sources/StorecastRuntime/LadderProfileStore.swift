@@ -32,6 +32,15 @@ public struct LadderProfileStore: Sendable {
             self.shortSide = shortSide
             self.bitrate = bitrate
         }
+
+        public init(_ rung: TranscodeProfile.Rung) {
+            self.init(name: rung.name, shortSide: Int(rung.shortSide), bitrate: Int(rung.bitrate))
+        }
+
+        /// The rung as the wire carries it (values outside the wire's range are clamped).
+        public var wire: TranscodeProfile.Rung {
+            TranscodeProfile.Rung(name: name, shortSide: UInt16(clamping: shortSide), bitrate: UInt32(clamping: bitrate))
+        }
     }
 
     public let database: PostgresExecutor
@@ -61,14 +70,14 @@ public struct LadderProfileStore: Sendable {
         guard presets.contains(preset) else { throw Problem.invalid("preset must be one of \(presets.joined(separator: ", "))") }
         guard gopSeconds == 1 || gopSeconds == 2 else { throw Problem.invalid("gopSeconds must be 1 or 2") }
         let sorted = rungs.sorted { $0.shortSide > $1.shortSide }
-        return TranscodeProfile(name: name, rungs: sorted.map { .init(name: $0.name, shortSide: UInt16($0.shortSide), bitrate: UInt32($0.bitrate)) },
+        return TranscodeProfile(name: name, rungs: sorted.map(\.wire),
                                 preset: preset, gopSeconds: UInt8(gopSeconds), lowLatency: lowLatency)
     }
 
     /// Creates or replaces the tenant's profile of that name; `makeDefault` gives it to every
     /// stream of the tenant without its own.
     public func save(tenantSlug: String, profile: TranscodeProfile, makeDefault: Bool) async throws {
-        let rungs = String(decoding: try JSONEncoder().encode(profile.rungs.map { RungJSON(name: $0.name, shortSide: Int($0.shortSide), bitrate: Int($0.bitrate)) }), as: UTF8.self)
+        let rungs = String(decoding: try JSONEncoder().encode(profile.rungs.map(RungJSON.init)), as: UTF8.self)
         try await database.run { conn in
             try conn.transaction {
                 let rows = try conn.execute(
@@ -107,7 +116,7 @@ public struct LadderProfileStore: Sendable {
         guard let name = rows.value(i, "profile_name"), let json = rows.value(i, "profile_rungs"),
               let rungs = try? JSONDecoder().decode([RungJSON].self, from: Data(json.utf8)) else { return nil }
         return TranscodeProfile(
-            name: name, rungs: rungs.map { .init(name: $0.name, shortSide: UInt16(clamping: $0.shortSide), bitrate: UInt32(clamping: $0.bitrate)) },
+            name: name, rungs: rungs.map(\.wire),
             preset: rows.value(i, "profile_preset") ?? "veryfast", gopSeconds: UInt8(clamping: rows.int(i, "profile_gop") ?? 2),
             lowLatency: rows.value(i, "profile_low_latency") != "f")
     }

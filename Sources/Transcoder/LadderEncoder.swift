@@ -47,6 +47,8 @@ final class LadderEncoder {
     /// The last decoded source frame, the slate made from it, and the last video time encoded.
     private var lastFrame: VideoFrame?
     private var slate: VideoFrame?
+    /// The operator's slate picture, decoded once (nil: none, or it does not decode).
+    private lazy var slatePicture: VideoFrame? = settings.slateImage.flatMap(Self.decodeImage)
     private var lastVideoPts: Int64?
     private(set) var slateFramesEncoded = 0
     private(set) var thumbnailsTaken = 0
@@ -82,6 +84,8 @@ final class LadderEncoder {
     /// The publisher's H.264 as the "source" rendition (`settings.sourceRung`), after audio.
     private var sourcePassthrough: TrackConfig?
     private var sourceTrackID: UInt8 { audioOutTrackID + 1 }
+    /// Whether the last announce carried the source rendition (units pass through only then).
+    private var sourceAnnounced = false
     private(set) var rungsShed = 0
     /// Stream time (ms) of the latest source video unit, for the real-time monitor.
     private(set) var lastSourceVideoTime: Int64?
@@ -115,8 +119,7 @@ final class LadderEncoder {
             audioBase = nil
             // MP3, G.711 and Opus become AAC at the same rate; AAC itself passes through.
             audioTranscoder = audio.codec == "aac" ? nil : try AudioToAACTranscoder(
-                codec: audio.codec, sampleRate: Int(audio.sampleRate), channels: Int(max(1, audio.channels)),
-                bitrate: audio.sampleRate >= 32_000 ? 128_000 : 32_000 * Int(max(1, audio.channels)), configuration: audio.config)
+                codec: audio.codec, sampleRate: Int(audio.sampleRate), channels: Int(max(1, audio.channels)), configuration: audio.config)
         }
         // Audio-only streams are announced now; with video, once the ladder exists.
         return hasVideo && renditions.isEmpty ? [] : announceOutput()
@@ -131,7 +134,7 @@ final class LadderEncoder {
         }
         if let t = audioTranscoder {
             tracks.append(TrackConfig(trackID: audioOutTrackID, kind: .audio, codec: "aac", name: "audio", timescale: UInt32(t.sampleRate),
-                                      bitrate: t.sampleRate >= 32_000 ? 128_000 : 32_000 * UInt32(t.channels),
+                                      bitrate: UInt32(t.bitrate),
                                       sampleRate: UInt32(t.sampleRate), channels: UInt8(t.channels), config: t.audioSpecificConfig))
         } else if let audioIn {
             var out = audioIn
@@ -144,6 +147,7 @@ final class LadderEncoder {
         guard next != announced || pendingDiscontinuity else { return [] }
         pendingDiscontinuity = false
         announced = next
+        sourceAnnounced = tracks.contains { $0.trackID == sourceTrackID }
         return [.streamAnnounce(next)]
     }
 
@@ -235,9 +239,8 @@ final class LadderEncoder {
         guard let last = lastVideoPts, let lastFrame, let top = renditions.first, time - last > Self.slateAfter else { return [] }
         if slate == nil {
             // The operator's slate picture when it decodes, else the last frame, dimmed.
-            let picture = settings.slateImage.flatMap(Self.decodeImage)
-            let still = try FrameScaler(width: top.plan.width, height: top.plan.height).scale(picture ?? lastFrame)
-            if picture == nil { still.dim(by: Self.slateDimming) }
+            let still = try FrameScaler(width: top.plan.width, height: top.plan.height).scale(slatePicture ?? lastFrame)
+            if slatePicture == nil { still.dim(by: Self.slateDimming) }
             slate = still
             waitingForKeyframe = true
         }
@@ -257,7 +260,7 @@ final class LadderEncoder {
 
     /// The publisher's own unit as the source rendition, once that is announced.
     private func passthrough(_ u: AccessUnit) -> [WireMessage] {
-        guard sourcePassthrough != nil, announced?.tracks.contains(where: { $0.trackID == sourceTrackID }) == true else { return [] }
+        guard sourceAnnounced else { return [] }
         sequence += 1
         let scale = Self.videoTimescale / 1000
         return [.accessUnit(AccessUnit(streamID: u.streamID, trackID: sourceTrackID, flags: u.flags, sequence: sequence,
@@ -274,8 +277,9 @@ final class LadderEncoder {
         return announceOutput()
     }
 
-    /// Every rung scales (from the nearest larger one) and encodes `frame`, each on its own thread
-    /// when there are several (see ``RungEncoder``); the packets come back in rung order.
+    /// Every rung scales (from the source or the nearest larger rung, `settings.scaleFrom`) and
+    /// encodes `frame`, each on its own thread when there are several (see ``RungEncoder``); the
+    /// packets come back in rung order.
     private func encodeLadder(_ frame: VideoFrame, keyframe: Bool, streamID: Int64) throws -> [WireMessage] {
         var packets: [[EncodedPacket]] = []
         if renditions.count == 1 {

@@ -12,7 +12,15 @@ public enum ControlAPI {
     public static let maximumBodyBytes = 64 * 1024
 
     struct CreateTenant: Decodable { var slug: String; var name: String?; var maxConcurrentStreams: Int? }
-    struct CreateStream: Decodable { var slug: String; var title: String? }
+    struct CreateStream: Decodable { var slug: String; var title: String?; var visibility: String? }
+    struct Visibility: Decodable { var visibility: String }
+    struct TokenRequest: Decodable { var ttlSeconds: Int? }
+    struct IssuedToken: Encodable {
+        var token: String
+        /// Unix seconds.
+        var expiresAt: Int64
+        var playbackURL: String
+    }
     struct SaveProfile: Decodable {
         var name: String
         var rungs: [LadderProfileStore.RungJSON]
@@ -91,6 +99,32 @@ public enum ControlAPI {
             try await problems { try await guarded { try await profiles.assign(tenantSlug: tenant, streamSlug: stream, profileName: body.name) } }
             return try json(["tenant": tenant, "stream": stream, "ladderProfile": body.name ?? "tenant default"])
         }
+        // Private streams: playback needs a signed token on every request.
+        let access = PlaybackAccessStore(database: catalog.database)
+        v1.put("tenants/:tenant/streams/:stream/visibility") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let body = try await decode(Visibility.self, request, context)
+            guard PlaybackAccessStore.visibilities.contains(body.visibility) else {
+                throw APIError.badRequest("visibility must be public or private, not \(body.visibility)")
+            }
+            guard try await guarded({ try await access.setVisibility(tenant: tenant, stream: stream, body.visibility) }) else {
+                throw APIError.notFound("no stream \(tenant)/\(stream)")
+            }
+            return try json(["tenant": tenant, "stream": stream, "visibility": body.visibility])
+        }
+        v1.post("tenants/:tenant/streams/:stream/playback-tokens") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let body = try await decode(TokenRequest.self, request, context)
+            let seconds = body.ttlSeconds ?? 3600
+            guard (1...PlaybackAccessStore.maximumTokenSeconds).contains(seconds) else {
+                throw APIError.badRequest("ttlSeconds must be from 1 to \(PlaybackAccessStore.maximumTokenSeconds)")
+            }
+            guard let issued = try await guarded({ try await access.issueToken(tenant: tenant, stream: stream, seconds: seconds) }) else {
+                throw APIError.notFound("no stream \(tenant)/\(stream)")
+            }
+            return try json(IssuedToken(token: issued.token, expiresAt: issued.expiry,
+                                        playbackURL: "\(playbackBaseURL)/live/\(tenant)/\(stream)/master.m3u8?token=\(issued.token)"), status: .created)
+        }
         v1.post("tenants") { request, context -> Response in
             let body = try await decode(CreateTenant.self, request, context)
             guard body.slug.range(of: "^[a-z0-9][a-z0-9-]{0,62}$", options: .regularExpression) != nil else {
@@ -105,9 +139,12 @@ public enum ControlAPI {
             guard body.slug.range(of: "^[a-z0-9][a-z0-9-]{0,62}$", options: .regularExpression) != nil else {
                 throw APIError.badRequest("slug must be 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
             }
+            if let v = body.visibility, !PlaybackAccessStore.visibilities.contains(v) {
+                throw APIError.badRequest("visibility must be public or private, not \(v)")
+            }
             let created: CreatedStream
             do {
-                created = try await catalog.createStream(tenantSlug: tenant, slug: body.slug, title: body.title ?? "")
+                created = try await catalog.createStream(tenantSlug: tenant, slug: body.slug, title: body.title ?? "", visibility: body.visibility ?? "public")
             } catch let error as PostgresError where error.code == .uniqueViolation {
                 throw APIError.conflict("tenant \(tenant) already has a stream \(body.slug)")
             } catch let error as PostgresError where error.code == .queryFailed && error.sqlState == nil {

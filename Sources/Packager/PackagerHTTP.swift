@@ -1,60 +1,183 @@
 import Foundation
+import HLS
 import HTTPTypes
 import Hummingbird
 import Logging
+import Metrics
 
-/// HTTP routes of the packager origin: playlists, init segments and media segments from memory,
-/// plus the player page.
+/// How the origin serves: segment and part targets and how long a blocked request may wait.
+public struct OriginSettings: Sendable {
+    public var targetDuration: Double
+    /// nil serves plain HLS (no parts, no blocking reload).
+    public var lowLatency: LowLatencySettings?
+    public var hlsJSURL: String?
+    public var hlsJS: [UInt8]?
+    /// The longest a blocking playlist or preload-hinted part request is held: three target
+    /// durations, after which it gets 503 (the draft leaves the bound to the server).
+    public var blockTimeout: Duration { .milliseconds(Int64(targetDuration * 3_000)) }
+
+    public init(targetDuration: Double, lowLatency: LowLatencySettings?, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil) {
+        self.hlsJS = hlsJS
+        self.targetDuration = targetDuration
+        self.lowLatency = lowLatency
+        self.hlsJSURL = hlsJSURL
+    }
+}
+
+/// HTTP routes of the packager origin: playlists, init segments, segments and parts from memory,
+/// plus the player page. Playlists carry an ETag and answer If-None-Match with 304; blocking
+/// requests are `no-store`, media is immutable.
 enum PackagerHTTP {
     static let playlistType = "application/vnd.apple.mpegurl"
+    static let blockedRequests = Counter(label: "storecast_packager_blocking_requests_total")
+    static let blockTimeouts = Counter(label: "storecast_packager_blocking_timeouts_total")
+    static let badDirectives = Counter(label: "storecast_packager_bad_directives_total")
 
-    static func router(store: PackageStore, targetDuration: Double, hlsJSURL: String?) -> Router<BasicRequestContext> {
+    static func router(store: PackageStore, settings: OriginSettings, gate: PlaybackGate) -> Router<BasicRequestContext> {
         let router = Router()
-        router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.contentType, .range], allowMethods: [.get, .head, .options]))
+        router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.contentType, .range, .ifNoneMatch], allowMethods: [.get, .head, .options], exposedHeaders: ["ETag"]))
         router.get("/healthz") { _, _ in "ok" }
         router.get("/") { _, _ -> Response in
             let list = store.keys().map { key in (key: key, live: !(store.package(key)?.ended ?? true)) }
             return html(PlayerPage.index(streams: list))
         }
-        router.get("/play/:tenant/:stream") { _, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            return html(PlayerPage.html(title: "\(tenant)/\(stream)", playlistURL: "/live/\(tenant)/\(stream)/master.m3u8", hlsJSURL: hlsJSURL))
+        if let script = settings.hlsJS {
+            router.get("/assets/hls.js") { _, _ in bytes(script, type: "text/javascript; charset=utf-8", cache: "max-age=86400") }
         }
-        router.get("/live/:tenant/:stream/master.m3u8") { _, context -> Response in
+        router.get("/play/:tenant/:stream") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let token = tokenQuery(request)
+            return html(PlayerPage.html(title: "\(tenant)/\(stream)", playlistURL: "/live/\(tenant)/\(stream)/master.m3u8\(token)", hlsJSURL: settings.hlsJSURL))
+        }
+        // Everything under /live/:tenant/:stream passes the playback gate first.
+        let live = router.group("live/:tenant/:stream")
+        live.add(middleware: PlaybackGateMiddleware(gate: gate))
+        live.get("master.m3u8") { request, context -> Response in
             let package = try lookup(store, context)
             guard package.isReady else {
                 throw HTTPError(.notFound, message: "The stream has started but its first segments are not ready yet; retry in a second.")
             }
-            return body(package.multivariantPlaylist(), type: playlistType, cache: "max-age=1")
+            return playlist(package.multivariantPlaylist(query: tokenQuery(request)), request: request, cache: "max-age=1")
         }
         // The feed's preview: the latest still, replaced every few seconds of stream time.
-        router.get("/live/:tenant/:stream/thumbnail.jpg") { _, context -> Response in
+        live.get("thumbnail.jpg") { _, context -> Response in
             guard let still = try lookup(store, context).thumbnail else {
                 throw HTTPError(.notFound, message: "No preview yet: the first one comes with the first decoded frame.")
             }
             return bytes(still.jpeg, type: "image/jpeg", cache: "max-age=2")
         }
-        router.get("/live/:tenant/:stream/:rendition/index.m3u8") { _, context -> Response in
-            let rendition = try lookupRendition(store, context)
-            let text = rendition.mediaPlaylist(segmentURI: { "seg-\($0).m4s" }, initURI: "init.mp4", targetDuration: targetDuration)
-            return body(text, type: playlistType, cache: rendition.ended ? "max-age=60" : "max-age=1")
+        live.get(":rendition/index.m3u8") { request, context -> Response in
+            try await mediaPlaylist(store: store, settings: settings, request: request, context: context)
         }
-        router.get("/live/:tenant/:stream/:rendition/init.mp4") { _, context -> Response in
-            let rendition = try lookupRendition(store, context)
+        live.get(":rendition/init.mp4") { _, context -> Response in
+            let rendition = try lookupRendition(store, context).rendition
             return bytes(rendition.initSegment, type: "video/mp4", cache: "max-age=31536000, immutable")
         }
-        router.get("/live/:tenant/:stream/:rendition/:segment") { _, context -> Response in
-            let rendition = try lookupRendition(store, context)
-            let name = try context.parameters.require("segment")
-            guard name.hasPrefix("seg-"), name.hasSuffix(".m4s"), let number = Int(name.dropFirst(4).dropLast(4)) else {
-                throw HTTPError(.badRequest, message: "Segment names look like seg-<number>.m4s.")
-            }
-            guard let segment = rendition.segments.first(where: { $0.sequence == number }) else {
-                throw HTTPError(.notFound, message: "Segment \(number) is not in the live window.")
-            }
-            return bytes(segment.bytes, type: "video/iso.segment", cache: "max-age=31536000, immutable")
+        live.get(":rendition/:media") { request, context -> Response in
+            try await media(store: store, settings: settings, request: request, context: context)
         }
         return router
+    }
+
+    /// The token the gate accepted, to carry into the URIs of a playlist ("" for public streams).
+    /// Only token characters are carried (anything else could break the playlist's lines).
+    static func tokenQuery(_ request: Request) -> String {
+        guard let token = request.uri.queryParameters.get("token"), !token.isEmpty, token.count <= 128,
+              token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }) else { return "" }
+        return "?token=\(token)"
+    }
+
+    static func query(_ request: Request) -> [String: String] {
+        var out: [String: String] = [:]
+        for (k, v) in request.uri.queryParameters { out[String(k)] = String(v) }
+        return out
+    }
+
+    /// A media playlist, held while a blocking reload waits for the segment or part it names.
+    static func mediaPlaylist(store: PackageStore, settings: OriginSettings, request: Request, context: BasicRequestContext) async throws -> Response {
+        let (key, name) = try names(context)
+        var directives = DeliveryDirectives()
+        if settings.lowLatency != nil {
+            do { directives = try DeliveryDirectives(query: query(request)) } catch {
+                badDirectives.increment()
+                throw HTTPError(.badRequest, message: error.description)
+            }
+        }
+        if directives.isBlocking { blockedRequests.increment() }
+        let deadline = ContinuousClock.now + settings.blockTimeout
+        while true {
+            let (package, version) = store.snapshot(key)
+            let (_, rendition) = try found(package, key: key, rendition: name)
+            switch BlockingReloadDecision.decide(directives, edge: rendition.edge, partTarget: settings.lowLatency?.partTarget ?? 1) {
+            case .badRequest(let message):
+                badDirectives.increment()
+                throw HTTPError(.badRequest, message: message)
+            case .respond:
+                let token = tokenQuery(request)
+                let text = rendition.mediaPlaylist(targetDuration: settings.targetDuration, lowLatency: settings.lowLatency, query: token, skip: directives.skip,
+                                                   reports: package?.renditionReports(besides: name, query: token) ?? [])
+                let cache = rendition.ended ? "max-age=60" : directives.isBlocking ? "no-store" : "no-cache"
+                return playlist(text, request: request, cache: cache)
+            case .hold:
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else {
+                    blockTimeouts.increment()
+                    throw HTTPError(.serviceUnavailable, message: "Segment \(directives.mediaSequence ?? 0) part \(directives.part.map(String.init) ?? "-") did not arrive within \(Int(settings.targetDuration * 3)) s; the publisher may have stalled. Reload the playlist without directives.")
+                }
+                await store.waitForChange(key, after: version, timeout: left)
+            }
+        }
+    }
+
+    /// A segment or a part. A part that is not written yet but is next (the preload hint) is held
+    /// until it is complete: fMP4 writes a part's `moof` only once all its samples are known.
+    static func media(store: PackageStore, settings: OriginSettings, request: Request, context: BasicRequestContext) async throws -> Response {
+        let (key, name) = try names(context)
+        let file = try context.parameters.require("media")
+        guard let resource = PlaylistURIs.resource(file) else {
+            throw HTTPError(.badRequest, message: "Media names look like seg-<msn>.m4s or part-<msn>.<part>.m4s.")
+        }
+        let deadline = ContinuousClock.now + settings.blockTimeout
+        while true {
+            let (package, version) = store.snapshot(key)
+            let (_, rendition) = try found(package, key: key, rendition: name)
+            switch resource {
+            case .segment(let n):
+                guard let segment = rendition.segment(n) else {
+                    throw HTTPError(.notFound, message: "Segment \(n) is not in the live window.")
+                }
+                return bytes(segment.bytes, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(rendition.track.name)-\(package?.streamID ?? 0)-s\(n)\"")
+            case .part(let m, let i):
+                if let data = rendition.part(m, i) {
+                    return bytes(data, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(rendition.track.name)-\(package?.streamID ?? 0)-p\(m).\(i)\"")
+                }
+                let decision = BlockingReloadDecision.decide(DeliveryDirectives(mediaSequence: m, part: i), edge: rendition.edge, partTarget: settings.lowLatency?.partTarget ?? 1)
+                guard decision == .hold, settings.lowLatency != nil else {
+                    throw HTTPError(.notFound, message: "Part \(m).\(i) is not in the live window.")
+                }
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else {
+                    blockTimeouts.increment()
+                    throw HTTPError(.serviceUnavailable, message: "Part \(m).\(i) did not arrive in time; the publisher may have stalled.")
+                }
+                await store.waitForChange(key, after: version, timeout: left)
+            }
+        }
+    }
+
+    private static func names(_ context: BasicRequestContext) throws -> (key: String, rendition: String) {
+        let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+        return (PackageStore.key(tenant: tenant, stream: stream), try context.parameters.require("rendition"))
+    }
+
+    private static func found(_ package: StreamPackage?, key: String, rendition name: String) throws -> (StreamPackage, RenditionPackage) {
+        guard let package else {
+            throw HTTPError(.notFound, message: "No stream \(key) on this packager. Is the publisher live?")
+        }
+        guard let rendition = package.renditions[name] else {
+            throw HTTPError(.notFound, message: "No rendition \(name); see master.m3u8 for the list.")
+        }
+        return (package, rendition)
     }
 
     private static func lookup(_ store: PackageStore, _ context: BasicRequestContext) throws -> StreamPackage {
@@ -65,28 +188,59 @@ enum PackagerHTTP {
         return package
     }
 
-    private static func lookupRendition(_ store: PackageStore, _ context: BasicRequestContext) throws -> RenditionPackage {
-        let package = try lookup(store, context)
-        let name = try context.parameters.require("rendition")
-        guard let rendition = package.renditions[name] else {
-            throw HTTPError(.notFound, message: "No rendition \(name); see master.m3u8 for the list.")
-        }
-        return rendition
+    private static func lookupRendition(_ store: PackageStore, _ context: BasicRequestContext) throws -> (package: StreamPackage, rendition: RenditionPackage) {
+        let (key, name) = try names(context)
+        return try found(store.package(key), key: key, rendition: name)
     }
 
     private static func html(_ text: String) -> Response {
-        body(text, type: "text/html; charset=utf-8", cache: "no-cache")
+        bytes(Array(text.utf8), type: "text/html; charset=utf-8", cache: "no-cache")
     }
 
-    private static func body(_ text: String, type: String, cache: String) -> Response {
-        bytes(Array(text.utf8), type: type, cache: cache)
+    /// A playlist with a content ETag; a matching If-None-Match gets 304 and no body.
+    private static func playlist(_ text: String, request: Request, cache: String) -> Response {
+        let data = Array(text.utf8)
+        let etag = ETag.of(data)
+        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+            var headers = HTTPFields()
+            headers[.eTag] = etag
+            headers[.cacheControl] = cache
+            return Response(status: .notModified, headers: headers)
+        }
+        return bytes(data, type: playlistType, cache: cache, etag: etag)
     }
 
-    private static func bytes(_ data: [UInt8], type: String, cache: String) -> Response {
+    private static func bytes(_ data: [UInt8], type: String, cache: String, etag: String? = nil) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = type
         headers[.cacheControl] = cache
         headers[.contentLength] = String(data.count)
+        if let etag { headers[.eTag] = etag }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// Runs the playback gate for the stream named in the path before any handler under /live.
+struct PlaybackGateMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let gate: PlaybackGate
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+        _ = try await gate.authorize(tenant: tenant, stream: stream, token: request.uri.queryParameters.get("token"))
+        return try await next(request, context)
+    }
+}
+
+/// Strong entity tags from content: FNV-1a 64 of the body, quoted.
+enum ETag {
+    static func of(_ data: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
     }
 }

@@ -1,5 +1,7 @@
 import Hummingbird
 import Logging
+import PostgresClient
+import StorecastRuntime
 import ServiceLifecycle
 import ZeroMQ
 
@@ -12,7 +14,13 @@ public final class PackagerService: Service, Sendable {
         public var targetSegmentDuration: Double
         public var windowSegments: Int
         public var hlsJSURL: String?
-        public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil) {
+        /// hls.js served by the origin itself at /assets/hls.js.
+        public var hlsJS: [UInt8]?
+        /// LL-HLS part target in seconds; nil serves plain HLS.
+        public var partTarget: Double?
+        public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, partTarget: Double? = 1.0 / 3.0) {
+            self.hlsJS = hlsJS
+            self.partTarget = partTarget
             self.pullEndpoint = pullEndpoint
             self.httpHost = httpHost
             self.httpPort = httpPort
@@ -27,8 +35,12 @@ public final class PackagerService: Service, Sendable {
     private let logger: Logger
     public let store = PackageStore()
 
-    public init(configuration: Configuration, context: ZMQContext, logger: Logger) {
+    private let database: PostgresExecutor?
+
+    /// Without a database every stream plays without a token (development).
+    public init(configuration: Configuration, context: ZMQContext, database: PostgresExecutor? = nil, logger: Logger) {
         self.configuration = configuration
+        self.database = database
         self.context = context
         self.logger = logger
     }
@@ -38,11 +50,12 @@ public final class PackagerService: Service, Sendable {
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
-            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, windowSegments: config.windowSegments, logger: logger)
+            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, windowSegments: config.windowSegments, logger: logger)
         }
         defer { pipeline.stop() }
         let app = Application(
-            router: PackagerHTTP.router(store: store, targetDuration: config.targetSegmentDuration, hlsJSURL: config.hlsJSURL),
+            router: PackagerHTTP.router(store: store, settings: OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS),
+                                       gate: PlaybackGate(store: database.map(PlaybackAccessStore.init(database:)))),
             configuration: .init(address: .hostname(config.httpHost, port: config.httpPort), serverName: "storecast-packager"),
             logger: logger)
         logger.info("packager ready", metadata: ["pull": "\(config.pullEndpoint)", "http": "\(config.httpHost):\(config.httpPort)"])

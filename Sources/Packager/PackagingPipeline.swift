@@ -19,10 +19,12 @@ final class PackagingPipeline: ZMQActorBody {
     private let pull: ZMQSocket
     private let store: PackageStore
     private let targetDuration: Double
+    private let partTarget: Double
     private let windowSegments: Int
     private let logger: Logger
     private var streams: [Int64: Stream] = [:]
     private let segmentsCounter = Counter(label: "storecast_packager_segments_total")
+    private let partsCounter = Counter(label: "storecast_packager_parts_total")
     private let unitsCounter = Counter(label: "storecast_packager_units_total")
     private let thumbnailsCounter = Counter(label: "storecast_packager_thumbnails_total")
     private let splicesCounter = Counter(label: "storecast_packager_splices_total")
@@ -30,12 +32,13 @@ final class PackagingPipeline: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [pull] }
 
-    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, windowSegments: Int, logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, windowSegments: Int, logger: Logger) throws {
         pull = try ZMQSocket(context: context, type: .pull)
         try pull.setReceiveHighWaterMark(50_000)
         try pull.bind(bindEndpoint)
         self.store = store
         self.targetDuration = targetDuration
+        self.partTarget = partTarget
         self.windowSegments = windowSegments
         self.logger = logger
     }
@@ -69,7 +72,7 @@ final class PackagingPipeline: ZMQActorBody {
             // The timeline jumps (publisher reconnect, failover): close every open segment and
             // start the next ones with EXT-X-DISCONTINUITY.
             for (id, var segmenter) in stream.segmenters {
-                if let segment = segmenter.finish(), let name = stream.names[id] { publish(segment, rendition: name, key: key) }
+                if let name = stream.names[id] { publish(segmenter.finish(), rendition: name, key: key) }
                 segmenter.markDiscontinuity()
                 stream.segmenters[id] = segmenter
             }
@@ -80,7 +83,7 @@ final class PackagingPipeline: ZMQActorBody {
         var retired: [String] = []
         for (id, var segmenter) in stream.segmenters where !kept.contains(id) {
             guard let name = stream.names[id] else { continue }
-            if let segment = segmenter.finish() { publish(segment, rendition: name, key: key) }
+            publish(segmenter.finish(), rendition: name, key: key)
             stream.segmenters[id] = nil
             stream.names[id] = nil
             retired.append(name)
@@ -103,7 +106,12 @@ final class PackagingPipeline: ZMQActorBody {
                 logger.error("cannot package rendition", metadata: ["stream": "\(key)", "rendition": "\(track.name)", "error": "\(error)"])
                 continue
             }
-            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, firstSequence: nextSequence(key, track.name))
+            // A changed track (new resolution or codec configuration): what the old segmenter
+            // holds is published first, so the open segment and its parts are complete.
+            if var old = stream.segmenters[track.trackID], let oldName = stream.names[track.trackID] {
+                publish(old.finish(), rendition: oldName, key: key)
+            }
+            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, firstSequence: nextSequence(key, track.name))
             segmenter.clockAnchor = stream.anchor
             if stream.segmenters[track.trackID] != nil || a.discontinuity { segmenter.markDiscontinuity() }
             stream.segmenters[track.trackID] = segmenter
@@ -126,7 +134,7 @@ final class PackagingPipeline: ZMQActorBody {
     }
 
     private func nextSequence(_ key: String, _ rendition: String) -> Int {
-        (store.package(key)?.renditions[rendition]?.segments.last?.sequence ?? -1) + 1
+        (store.package(key)?.renditions[rendition]?.edge.lastSequence ?? -1) + 1
     }
 
     private func unit(_ u: AccessUnit) {
@@ -140,7 +148,7 @@ final class PackagingPipeline: ZMQActorBody {
             segmenter.clockAnchor = anchor
         }
         let (splices, dropped) = (segmenter.splices, segmenter.replayedUnitsDropped)
-        let segment = segmenter.append(u)
+        let output = segmenter.append(u)
         if segmenter.splices > splices {
             splicesCounter.increment()
             logger.info("rendition spliced: a new transcoder continues the timeline", metadata: ["stream": "\(stream.key)", "rendition": "\(name)", "at_dts": "\(u.dts)"])
@@ -148,13 +156,13 @@ final class PackagingPipeline: ZMQActorBody {
         if segmenter.replayedUnitsDropped > dropped { replayDropped.increment(by: segmenter.replayedUnitsDropped - dropped) }
         stream.segmenters[u.trackID] = segmenter
         streams[u.streamID] = stream
-        if let segment { publish(segment, rendition: name, key: stream.key) }
+        if !output.isEmpty { publish(output, rendition: name, key: stream.key) }
     }
 
     private func end(_ e: StreamEnd) {
         guard var stream = streams.removeValue(forKey: e.streamID) else { return }
         for (id, var segmenter) in stream.segmenters {
-            if let segment = segmenter.finish(), let name = stream.names[id] { publish(segment, rendition: name, key: stream.key) }
+            if let name = stream.names[id] { publish(segmenter.finish(), rendition: name, key: stream.key) }
             stream.segmenters[id] = segmenter
         }
         store.update(stream.key) { package in
@@ -164,16 +172,11 @@ final class PackagingPipeline: ZMQActorBody {
         logger.info("stream ended", metadata: ["stream": "\(stream.key)", "reason": "\(e.reason)"])
     }
 
-    private func publish(_ segment: PackagedSegment, rendition: String, key: String) {
-        segmentsCounter.increment()
+    private func publish(_ output: SegmenterOutput, rendition: String, key: String) {
+        guard !output.isEmpty else { return }
+        if output.segment != nil { segmentsCounter.increment() }
+        if !output.parts.isEmpty { partsCounter.increment(by: output.parts.count) }
         let window = windowSegments
-        store.update(key) { package in
-            guard var r = package?.renditions[rendition] else { return }
-            r.segments.append(segment)
-            while r.segments.count > window {
-                if r.segments.removeFirst().discontinuity { r.discontinuitySequence += 1 }
-            }
-            package?.renditions[rendition] = r
-        }
+        store.update(key) { package in package?.renditions[rendition]?.add(output, window: window) }
     }
 }

@@ -20,16 +20,26 @@ enum PlayerPage {
         const video = document.getElementById('player');
         const status = document.getElementById('status');
         function say(t) { status.textContent = t; }
-        video.addEventListener('playing', () => say('Live'));
-        video.addEventListener('waiting', () => say('Buffering…'));
+        // Stalls, for the page's own status and for tests: each 'waiting' until the next 'playing'.
+        window.storecastStalls = [];
+        let waitingSince = null;
+        video.addEventListener('playing', () => {
+          if (waitingSince !== null) window.storecastStalls.push((performance.now() - waitingSince) / 1000);
+          waitingSince = null;
+          say('Live');
+        });
+        video.addEventListener('waiting', () => { if (video.currentTime > 0) waitingSince = performance.now(); say('Buffering…'); });
         // Native playback: wait until the origin has the stream (404 before the first segments),
         // and start over after an error, so a page opened before the seller goes live still plays.
-        async function startNative() {
+        async function waitForStream() {
           while (true) {
-            try { const r = await fetch(src, { cache: 'no-store' }); if (r.ok) break; } catch (e) {}
+            try { const r = await fetch(src, { cache: 'no-store' }); if (r.ok) return; } catch (e) {}
             say('Waiting for the stream to start…');
             await new Promise(r => setTimeout(r, 1000));
           }
+        }
+        async function startNative() {
+          await waitForStream();
           video.src = src;
           video.play().catch(() => say('Press play to start'));
         }
@@ -38,17 +48,28 @@ enum PlayerPage {
           window.storecastErrors = (window.storecastErrors || 0) + 1;
           if (window.storecastPlayer === 'native') setTimeout(startNative, 2000);
         });
-        if (video.canPlayType('application/vnd.apple.mpegurl') && !(window.Hls && window.Hls.isSupported())) {
+        // Native HLS first (Safari, iOS, Chromium with HLS); hls.js in low-latency mode where
+        // there is none, or when the page is opened with ?player=hls.js.
+        const wantHlsJS = new URLSearchParams(location.search).get('player') === 'hls.js';
+        const native = video.canPlayType('application/vnd.apple.mpegurl') !== '';
+        const hlsJS = window.Hls && window.Hls.isSupported();
+        if (native && !(wantHlsJS && hlsJS)) {
           window.storecastPlayer = 'native';
           startNative();
-        } else if (window.Hls && window.Hls.isSupported()) {
-          const hls = new Hls({ lowLatencyMode: true });
-          hls.loadSource(src);
-          hls.attachMedia(video);
-          hls.on(Hls.Events.ERROR, (e, d) => { if (d.fatal) say('Playback error: ' + d.details); });
+        } else if (hlsJS) {
           window.storecastPlayer = 'hls.js';
-          window.storecastHls = hls;
-          video.play().catch(() => say('Press play to start'));
+          waitForStream().then(() => {
+            const hls = new Hls({ lowLatencyMode: true });
+            hls.on(Hls.Events.ERROR, (e, d) => {
+              if (!d.fatal) return;
+              window.storecastErrors = (window.storecastErrors || 0) + 1;
+              say('Playback error: ' + d.details);
+            });
+            hls.loadSource(src);
+            hls.attachMedia(video);
+            window.storecastHls = hls;
+            video.play().catch(() => say('Press play to start'));
+          });
         } else {
           window.storecastPlayer = 'native-fallback';
           startNative();

@@ -1,7 +1,29 @@
 import FMP4
 import StorecastWire
 
-/// A finished CMAF segment of one rendition.
+/// A finished LL-HLS part: one CMAF chunk (`moof` + `mdat`) of the segment being written.
+public struct PackagedPart: Sendable, Equatable {
+    /// The media sequence number of the segment it belongs to, and its index there.
+    public var sequence: Int
+    public var index: Int
+    public var duration: Double
+    public var bytes: [UInt8]
+    /// Starts with a sync sample (EXT-X-PART INDEPENDENT=YES).
+    public var independent: Bool
+    public var startTime: Int64
+    public var ticks: Int64
+    public var sampleCount: Int
+}
+
+/// Where a part sits inside its finished segment's bytes, so it stays servable without a copy.
+public struct PartRange: Sendable, Equatable {
+    public var duration: Double
+    public var independent: Bool
+    public var offset: Int
+    public var length: Int
+}
+
+/// A finished CMAF segment of one rendition: its parts back to back.
 public struct PackagedSegment: Sendable, Equatable {
     public var sequence: Int
     public var duration: Double
@@ -13,6 +35,14 @@ public struct PackagedSegment: Sendable, Equatable {
     public var ticks: Int64 = 0
     /// Wall-clock time of the first sample, seconds since 1970 (EXT-X-PROGRAM-DATE-TIME).
     public var programDateTime: Double?
+    public var parts: [PartRange] = []
+}
+
+/// What one unit produced: parts that became complete and, when a segment closed, the segment.
+public struct SegmenterOutput: Sendable, Equatable {
+    public var parts: [PackagedPart] = []
+    public var segment: PackagedSegment?
+    public var isEmpty: Bool { parts.isEmpty && segment == nil }
 }
 
 /// Where a stream's timeline meets the wall clock: stream time `streamSeconds` was packaged at
@@ -26,25 +56,37 @@ public struct ClockAnchor: Sendable, Equatable {
     }
 }
 
-/// Cuts one track's access units into fMP4 segments: video on keyframes once at least
-/// `minimumSegmentFraction` of the target has elapsed, audio every target duration. Holds one
-/// sample back because a sample's duration is the distance to the next. Pure.
+/// Cuts one track's access units into LL-HLS parts and fMP4 segments. Pure.
+///
+/// **Segments**: video on keyframes once at least `minimumSegmentFraction` of the target has
+/// elapsed, audio every target duration. **Parts**: a part closes before it would pass
+/// `partTarget`, and a video keyframe always starts a new part, so parts that begin with one are
+/// INDEPENDENT. A segment is its parts back to back. The segmenter holds one sample back
+/// because a sample's duration is the distance to the next.
 ///
 /// **Splicing.** When a stream moves to another transcoder (failover or drain), the new worker
 /// starts from ingest's GOP cache, so its first units repeat timestamps this segmenter already
-/// has. Timestamps going back are a splice, not an error: video cuts the open segment at the new
-/// worker's first keyframe that falls inside it (keyframes sit at the same stream times on every
-/// worker, see `KeyframeCadence`), so the timeline continues without a discontinuity; replayed
-/// units before that point, and audio the segmenter already has, are dropped.
+/// has. Timestamps going back are a splice, not an error. Parts already published are never
+/// changed, so video continues at the new worker's first keyframe at or after the end of what
+/// was published: inside the part being written it replaces the rest of that part; otherwise
+/// the old worker's last frame is held until the new worker's next keyframe (a freeze, not a
+/// discontinuity). Replayed units before that point, and audio the segmenter already has, are
+/// dropped.
 public struct RenditionSegmenter: Sendable {
     public static let minimumSegmentFraction = 0.5
 
     public let track: TrackConfig
     public let targetDuration: Double
-    private var pending: [FragmentSample] = []
-    private var pendingStart: Int64?
+    public let partTarget: Double
+    private let partTargetTicks: Int64
+    private var partSamples: [FragmentSample] = []
+    private var partStart: Int64?
+    /// Parts of the open segment already handed out.
+    private var segmentParts: [PackagedPart] = []
+    private var segmentStart: Int64?
     private var held: AccessUnit?
     private var nextSequence: Int
+    private var nextFragment: UInt32 = 1
     private var discontinuityNext = false
     /// Set while splicing: video units are dropped until a keyframe at or after this time.
     private var spliceResume: Int64?
@@ -53,9 +95,11 @@ public struct RenditionSegmenter: Sendable {
     public private(set) var splices = 0
     public private(set) var replayedUnitsDropped = 0
 
-    public init(track: TrackConfig, targetDuration: Double, firstSequence: Int = 0) {
+    public init(track: TrackConfig, targetDuration: Double, partTarget: Double = 1.0 / 3.0, firstSequence: Int = 0) {
         self.track = track
         self.targetDuration = targetDuration
+        self.partTarget = partTarget
+        self.partTargetTicks = Int64((partTarget * Double(track.timescale)).rounded())
         self.nextSequence = firstSequence
     }
 
@@ -67,85 +111,124 @@ public struct RenditionSegmenter: Sendable {
     /// Marks the next segment as following a discontinuity.
     public mutating func markDiscontinuity() { discontinuityNext = true }
 
-    public mutating func append(_ unit: AccessUnit) -> PackagedSegment? {
+    public mutating func append(_ unit: AccessUnit) -> SegmenterOutput {
+        var out = SegmenterOutput()
         if let previous = held, unit.dts <= previous.dts || spliceResume != nil {
             if spliceResume == nil { splices += 1 }
-            return splice(unit, previous: previous)
+            splice(unit, previous: previous, into: &out)
+        } else {
+            appendInOrder(unit, into: &out)
         }
-        return appendInOrder(unit)
+        return out
     }
 
-    private mutating func appendInOrder(_ unit: AccessUnit) -> PackagedSegment? {
-        var finished: PackagedSegment?
-        if let previous = held {
-            let duration = max(0, unit.dts - previous.dts)
-            if pendingStart == nil { pendingStart = previous.dts }
-            pending.append(FragmentSample(duration: UInt32(clamping: duration), compositionOffset: previous.compositionOffset, isSync: previous.isKeyframe || !isVideo, data: previous.data))
-            let elapsed = Double(unit.dts - (pendingStart ?? unit.dts)) / Double(track.timescale)
-            let cut = isVideo ? unit.isKeyframe && elapsed >= targetDuration * Self.minimumSegmentFraction : elapsed >= targetDuration
-            if cut { finished = flush() }
-        } else if isVideo && !unit.isKeyframe {
-            return nil  // a video segment must start with a keyframe
+    private var partTicks: Int64 { partSamples.reduce(0) { $0 + Int64($1.duration) } }
+
+    private mutating func appendInOrder(_ unit: AccessUnit, into out: inout SegmenterOutput) {
+        guard let previous = held else {
+            if !isVideo || unit.isKeyframe { held = unit }  // a video segment starts with a keyframe
+            return
+        }
+        let duration = Int64(max(0, unit.dts - previous.dts))
+        let sample = FragmentSample(duration: UInt32(clamping: duration), compositionOffset: previous.compositionOffset, isSync: previous.isKeyframe || !isVideo, data: previous.data)
+        // A keyframe starts a part, and a sample that would overflow the part starts the next one.
+        if !partSamples.isEmpty, (isVideo && previous.isKeyframe) || partTicks + duration > partTargetTicks { closePart(into: &out) }
+        if segmentStart == nil { segmentStart = previous.dts }
+        if partStart == nil { partStart = previous.dts }
+        partSamples.append(sample)
+        let elapsed = Double(unit.dts - (segmentStart ?? unit.dts)) / Double(track.timescale)
+        let cut = isVideo ? unit.isKeyframe && elapsed >= targetDuration * Self.minimumSegmentFraction : elapsed >= targetDuration
+        if cut {
+            closePart(into: &out)
+            out.segment = closeSegment()
+        } else if partTicks + duration > partTargetTicks {
+            closePart(into: &out)  // the next sample of the same length would not fit: publish now
         }
         held = unit
-        return finished
     }
 
     /// Closes the open segment (end of stream); the held sample gets the previous duration.
-    public mutating func finish() -> PackagedSegment? {
+    public mutating func finish() -> SegmenterOutput {
+        var out = SegmenterOutput()
         if let last = held {
-            if pendingStart == nil { pendingStart = last.dts }
-            let duration = pending.last?.duration ?? UInt32(track.timescale / 30)
-            pending.append(FragmentSample(duration: duration, compositionOffset: last.compositionOffset, isSync: last.isKeyframe || !isVideo, data: last.data))
+            if segmentStart == nil { segmentStart = last.dts }
+            if partStart == nil { partStart = last.dts }
+            let duration = partSamples.last?.duration ?? UInt32(track.timescale / 30)
+            partSamples.append(FragmentSample(duration: duration, compositionOffset: last.compositionOffset, isSync: last.isKeyframe || !isVideo, data: last.data))
             held = nil
         }
-        return flush()
+        closePart(into: &out)
+        out.segment = closeSegment()
+        spliceResume = nil
+        return out
     }
 
     /// A unit from a worker that took the stream over; `previous` is the held sample.
-    private mutating func splice(_ unit: AccessUnit, previous: AccessUnit) -> PackagedSegment? {
+    private mutating func splice(_ unit: AccessUnit, previous: AccessUnit, into out: inout SegmenterOutput) {
         guard isVideo else {
             // Audio needs no keyframe: skip what is already here, continue after it.
-            guard unit.dts > previous.dts else { replayedUnitsDropped += 1; return nil }
+            guard unit.dts > previous.dts else { replayedUnitsDropped += 1; return }
             spliceResume = nil
-            return appendInOrder(unit)
+            appendInOrder(unit, into: &out)
+            return
         }
-        let segmentStart = pendingStart ?? previous.dts
-        spliceResume = segmentStart
-        guard unit.isKeyframe, unit.dts >= segmentStart else { replayedUnitsDropped += 1; return nil }
+        // What is not published yet: the part being written, then the held sample.
+        let unpublished = partStart ?? previous.dts
+        spliceResume = unpublished
+        guard unit.isKeyframe, unit.dts >= unpublished else { replayedUnitsDropped += 1; return }
         spliceResume = nil
-        if unit.dts > previous.dts { return appendInOrder(unit) }  // past everything held: a plain continuation
-        // Cut the open segment where the new worker's keyframe starts; what it had from there on
-        // is replaced by the new worker's units.
+        if unit.dts > previous.dts {  // past everything held: a plain continuation
+            appendInOrder(unit, into: &out)
+            return
+        }
+        // Cut where the new worker's keyframe starts; what the old one had from there on is replaced.
         var kept: [FragmentSample] = []
-        var dts = segmentStart
-        for sample in pending where dts < unit.dts {
+        var dts = partStart ?? previous.dts
+        for sample in partSamples where dts < unit.dts {
             var sample = sample
             sample.duration = UInt32(clamping: min(Int64(sample.duration), unit.dts - dts))
             kept.append(sample)
             dts += Int64(sample.duration)
         }
-        replayedUnitsDropped += pending.count - kept.count + 1  // the dropped tail and the held sample
-        pending = kept
+        replayedUnitsDropped += partSamples.count - kept.count + 1  // the dropped tail and the held sample
+        partSamples = kept
         held = unit
-        guard !pending.isEmpty else {
-            pendingStart = nil
-            return nil
-        }
-        return flush()
+        closePart(into: &out)
+        out.segment = closeSegment()  // nil when nothing of it was kept
     }
 
-    private mutating func flush() -> PackagedSegment? {
-        guard let start = pendingStart, !pending.isEmpty else { return nil }
-        let sequence = nextSequence
+    private mutating func closePart(into out: inout SegmenterOutput) {
+        guard let start = partStart, !partSamples.isEmpty else { return }
+        let ticks = partTicks
+        let part = PackagedPart(
+            sequence: nextSequence, index: segmentParts.count, duration: Double(ticks) / Double(track.timescale),
+            bytes: MediaFragment.make(sequenceNumber: nextFragment, baseMediaDecodeTime: UInt64(max(0, start)), samples: partSamples),
+            independent: partSamples[0].isSync, startTime: start, ticks: ticks, sampleCount: partSamples.count)
+        nextFragment &+= 1
+        segmentParts.append(part)
+        out.parts.append(part)
+        partSamples = []
+        partStart = nil
+    }
+
+    private mutating func closeSegment() -> PackagedSegment? {
+        defer { segmentParts = []; segmentStart = nil }
+        guard let start = segmentStart, !segmentParts.isEmpty else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(segmentParts.reduce(0) { $0 + $1.bytes.count })
+        var ranges: [PartRange] = []
+        for p in segmentParts {
+            ranges.append(PartRange(duration: p.duration, independent: p.independent, offset: bytes.count, length: p.bytes.count))
+            bytes += p.bytes
+        }
+        let total = segmentParts.reduce(0) { $0 + $1.ticks }
+        let samples = segmentParts.reduce(0) { $0 + $1.sampleCount }
+        let segment = PackagedSegment(
+            sequence: nextSequence, duration: Double(total) / Double(track.timescale), bytes: bytes, discontinuity: discontinuityNext, sampleCount: samples,
+            startTime: start, ticks: total,
+            programDateTime: clockAnchor.map { $0.wallSeconds + Double(start) / Double(track.timescale) - $0.streamSeconds }, parts: ranges)
         nextSequence += 1
-        let bytes = MediaFragment.make(sequenceNumber: UInt32(truncatingIfNeeded: sequence + 1), baseMediaDecodeTime: UInt64(max(0, start)), samples: pending)
-        let total = pending.reduce(0) { $0 + Int64($1.duration) }
-        let segment = PackagedSegment(sequence: sequence, duration: Double(total) / Double(track.timescale), bytes: bytes, discontinuity: discontinuityNext, sampleCount: pending.count, startTime: start, ticks: total,
-                                      programDateTime: clockAnchor.map { $0.wallSeconds + Double(start) / Double(track.timescale) - $0.streamSeconds })
         discontinuityNext = false
-        pending = []
-        pendingStart = nil
         return segment
     }
 }

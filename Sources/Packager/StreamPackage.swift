@@ -33,18 +33,107 @@ public struct RenditionPackage: Sendable {
         return Double(segments.reduce(0) { $0 + $1.sampleCount }) / seconds
     }
 
-    public func mediaPlaylist(segmentURI: (Int) -> String, initURI: String, targetDuration: Double) -> String {
-        MediaPlaylist(
-            // RFC 8216 4.3.3.1: every EXTINF rounded to the nearest integer is <= the target.
-            targetDuration: max(Int(targetDuration.rounded()), Int((segments.map(\.duration).max() ?? targetDuration).rounded()), 1),
-            mapURI: initURI,
-            segments: segments.map {
-                PlaylistSegment(sequence: $0.sequence, duration: $0.duration, uri: segmentURI($0.sequence), discontinuity: $0.discontinuity,
-                                programDateTime: $0.programDateTime.map(ProgramDateTime.format))
-            },
-            discontinuitySequence: discontinuitySequence,
-            ended: ended
-        ).render()
+    /// Parts of the segment being written (its media sequence number is the next one).
+    public var openParts: [PackagedPart] = []
+
+    /// The newest complete segment and the newest part, for blocking reload.
+    public var edge: PlaylistEdge {
+        let lastPart: (sequence: Int, index: Int)? = openParts.last.map { ($0.sequence, $0.index) }
+            ?? segments.last.flatMap { s in s.parts.isEmpty ? nil : (s.sequence, s.parts.count - 1) }
+        return PlaylistEdge(lastCompleteSequence: segments.last?.sequence, lastPart: lastPart, ended: ended)
+    }
+
+    /// Takes what the segmenter produced: parts join the open segment, a finished segment
+    /// replaces them. Keeps `window` segments.
+    public mutating func add(_ output: SegmenterOutput, window: Int) {
+        openParts += output.parts
+        if let segment = output.segment {
+            openParts.removeAll { $0.sequence <= segment.sequence }
+            segments.append(segment)
+            while segments.count > window {
+                if segments.removeFirst().discontinuity { discontinuitySequence += 1 }
+            }
+        }
+    }
+
+    public func segment(_ sequence: Int) -> PackagedSegment? {
+        guard let first = segments.first, sequence >= first.sequence, sequence - first.sequence < segments.count else { return nil }
+        let s = segments[sequence - first.sequence]
+        return s.sequence == sequence ? s : segments.first { $0.sequence == sequence }
+    }
+
+    /// A part's bytes: from the open segment, or sliced out of a finished one.
+    public func part(_ sequence: Int, _ index: Int) -> [UInt8]? {
+        if let open = openParts.first(where: { $0.sequence == sequence && $0.index == index }) { return open.bytes }
+        guard let s = segment(sequence), index < s.parts.count else { return nil }
+        let r = s.parts[index]
+        return Array(s.bytes[r.offset..<(r.offset + r.length)])
+    }
+
+    /// The media playlist. `query` is appended to every URI (a playback token); parts are listed
+    /// for the last `partSegments` segments when `lowLatency` is set.
+    public func mediaPlaylist(targetDuration: Double, lowLatency: LowLatencySettings?, query: String = "", skip: Bool = false, reports: [RenditionReport] = []) -> String {
+        let uri = PlaylistURIs(query: query)
+        let partsFrom = (segments.last?.sequence ?? 0) - (lowLatency?.partSegments ?? 0) + 1
+        let listed = segments.map { s in
+            PlaylistSegment(
+                sequence: s.sequence, duration: s.duration, uri: uri.segment(s.sequence), discontinuity: s.discontinuity,
+                programDateTime: s.programDateTime.map(ProgramDateTime.format),
+                parts: lowLatency != nil && s.sequence >= partsFrom ? s.parts.enumerated().map { PlaylistPart(duration: $1.duration, uri: uri.part(s.sequence, $0), independent: $1.independent) } : [])
+        }
+        // RFC 8216 4.3.3.1: every EXTINF rounded to the nearest integer is <= the target.
+        let target = max(Int(targetDuration.rounded()), Int((segments.map(\.duration).max() ?? targetDuration).rounded()), 1)
+        var playlist = MediaPlaylist(targetDuration: target, mapURI: uri.initSegment, segments: listed, discontinuitySequence: discontinuitySequence, ended: ended)
+        if let ll = lowLatency {
+            let skipBoundary = Double(target) * 6
+            playlist.partTarget = ll.partTarget
+            playlist.serverControl = ServerControl(canBlockReload: true, canSkipUntil: skipBoundary, partHoldBack: ll.partHoldBack)
+            playlist.trailingParts = openParts.map { PlaylistPart(duration: $0.duration, uri: uri.part($0.sequence, $0.index), independent: $0.independent) }
+            if !ended {
+                let next = openParts.last.map { ($0.sequence, $0.index + 1) } ?? ((segments.last?.sequence ?? -1) + 1, 0)
+                playlist.preloadHintURI = uri.part(next.0, next.1)
+                playlist.renditionReports = reports
+            }
+            if skip { playlist.skippedSegments = MediaPlaylist.skippableSegments(durations: segments.map(\.duration), skipBoundary: skipBoundary) }
+        }
+        return playlist.render()
+    }
+}
+
+/// Low-Latency HLS settings of the origin.
+public struct LowLatencySettings: Sendable, Equatable {
+    /// EXT-X-PART-INF PART-TARGET, seconds (0.2 to 0.5).
+    public var partTarget: Double
+    /// Segments at the live edge whose parts are listed (the draft drops parts more than three
+    /// target durations from the end).
+    public var partSegments = 3
+    /// PART-HOLD-BACK: three part targets, the draft's recommended minimum.
+    public var partHoldBack: Double { partTarget * 3 }
+    public init(partTarget: Double) { self.partTarget = partTarget }
+}
+
+/// The names the packager gives a rendition's files, relative to its media playlist.
+public struct PlaylistURIs: Sendable {
+    public var query: String
+    public var initSegment: String { "init.mp4" + query }
+    public func segment(_ sequence: Int) -> String { "seg-\(sequence).m4s" + query }
+    public func part(_ sequence: Int, _ index: Int) -> String { "part-\(sequence).\(index).m4s" + query }
+
+    /// What a media file name asks for.
+    public enum Resource: Equatable, Sendable {
+        case segment(Int)
+        case part(Int, Int)
+    }
+
+    public static func resource(_ name: String) -> Resource? {
+        guard name.hasSuffix(".m4s") else { return nil }
+        let stem = name.dropLast(4)
+        if stem.hasPrefix("seg-"), let n = Int(stem.dropFirst(4)), n >= 0 { return .segment(n) }
+        if stem.hasPrefix("part-") {
+            let pieces = stem.dropFirst(5).split(separator: ".", omittingEmptySubsequences: false)
+            if pieces.count == 2, let m = Int(pieces[0]), let i = Int(pieces[1]), m >= 0, i >= 0 { return .part(m, i) }
+        }
+        return nil
     }
 }
 
@@ -70,18 +159,29 @@ public struct StreamPackage: Sendable {
     /// is still empty, which some players (Chromium's native HLS) treat as a parse error.
     public var isReady: Bool { !renditions.isEmpty && renditions.values.allSatisfy { !$0.segments.isEmpty } }
 
-    public func multivariantPlaylist() -> String {
+    /// The live edge of every other rendition of the same kind (EXT-X-RENDITION-REPORT).
+    public func renditionReports(besides name: String, query: String = "") -> [RenditionReport] {
+        guard let kind = renditions[name]?.track.kind else { return [] }
+        return renditions.values.filter { $0.track.name != name && $0.track.kind == kind && !$0.retired && !$0.segments.isEmpty }
+            .sorted { $0.track.height > $1.track.height }
+            .map { r in
+                let edge = r.edge
+                return RenditionReport(uri: "../\(r.track.name)/index.m3u8\(query)", lastSequence: edge.lastSequence, lastPart: edge.lastPart.flatMap { $0.sequence == edge.lastSequence ? $0.index : nil })
+            }
+    }
+
+    public func multivariantPlaylist(query: String = "") -> String {
         let audio = audioRendition
         let videos = videoRenditions.filter { !$0.segments.isEmpty && !$0.retired }
         if videos.isEmpty, let audio, !audio.segments.isEmpty {
             return MultivariantPlaylist.render(variants: [VariantStream(
-                uri: "\(audio.track.name)/index.m3u8", bandwidth: Int(audio.track.bitrate) + 16_000,
+                uri: "\(audio.track.name)/index.m3u8\(query)", bandwidth: Int(audio.track.bitrate) + 16_000,
                 averageBandwidth: audio.averageBitrate, codecs: [audio.codecString])])
         }
         let audioBandwidth = audio.map { Int($0.track.bitrate) } ?? 0
         let variants = videos.map { v in
             VariantStream(
-                uri: "\(v.track.name)/index.m3u8",
+                uri: "\(v.track.name)/index.m3u8\(query)",
                 bandwidth: max(Int(Double(v.track.bitrate) * 1.1), v.peakBitrate ?? 0) + audioBandwidth,
                 averageBandwidth: v.averageBitrate.map { $0 + (audio?.averageBitrate ?? 0) },
                 width: Int(v.track.width), height: Int(v.track.height),
@@ -89,7 +189,7 @@ public struct StreamPackage: Sendable {
                 codecs: [v.codecString] + (audio.map { [$0.codecString] } ?? []),
                 audioGroup: audio == nil ? nil : "audio")
         }
-        let groups = audio.map { [AudioRendition(groupID: "audio", name: "Main", uri: "\($0.track.name)/index.m3u8", channels: Int($0.track.channels))] } ?? []
+        let groups = audio.map { [AudioRendition(groupID: "audio", name: "Main", uri: "\($0.track.name)/index.m3u8\(query)", channels: Int($0.track.channels))] } ?? []
         return MultivariantPlaylist.render(variants: variants, audio: groups)
     }
 }

@@ -39,13 +39,13 @@ public struct StreamCatalog: Sendable {
     }
 
     /// Creates a stream with a fresh key. Throws if the tenant does not exist.
-    public func createStream(tenantSlug: String, slug: String, title: String = "", key: String = StreamKey.generate()) async throws -> CreatedStream {
+    public func createStream(tenantSlug: String, slug: String, title: String = "", key: String = StreamKey.generate(), visibility: String = "public") async throws -> CreatedStream {
         let rows = try await database.execute(
             """
-            INSERT INTO streams (tenant_id, slug, title, stream_key_hash, key_prefix)
-            SELECT id, $2, $3, $4, $5 FROM tenants WHERE slug = $1
+            INSERT INTO streams (tenant_id, slug, title, stream_key_hash, key_prefix, visibility)
+            SELECT id, $2, $3, $4, $5, $6 FROM tenants WHERE slug = $1
             RETURNING id
-            """, [tenantSlug, slug, title, StreamKey.hash(key), StreamKey.prefix(key)])
+            """, [tenantSlug, slug, title, StreamKey.hash(key), StreamKey.prefix(key), visibility])
         guard let id = rows.int(0, "id") else {
             throw PostgresError(code: .queryFailed, message: "tenant '\(tenantSlug)' does not exist; create it first with `storecast tenant create \(tenantSlug)`", sqlState: nil, query: nil)
         }

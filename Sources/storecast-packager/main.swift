@@ -1,6 +1,8 @@
+import Foundation
 import ArgumentParser
 import Logging
 import Packager
+import PostgresClient
 import StorecastRuntime
 import ZeroMQ
 
@@ -14,18 +16,32 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "HTTP port.") var httpPort = 8080
     @Option(help: "Target segment duration in seconds.") var segmentDuration: Double = 2
     @Option(help: "Segments kept in each live playlist.") var window = 10
+    @Option(help: "Low-Latency HLS part target in seconds (0.2 to 0.5); 0 serves plain HLS without parts.") var partTarget: Double = 1.0 / 3.0
     @Option(help: "URL of hls.js for browsers without native HLS (optional).") var hlsjsURL: String?
+    @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given).") var hlsjsFile: String?
+    @Option(help: "PostgreSQL connection string: private streams and playback tokens. Without it every stream is public.") var database: String?
     @Option(help: "Node name.") var node: String?
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
         Observability.bootstrap(service: "packager", logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         let logger = Logger(label: "storecast.packager")
+        guard partTarget == 0 || (0.2...0.5).contains(partTarget) else {
+            throw ValidationError("--part-target must be between 0.2 and 0.5 seconds, or 0 for plain HLS (got \(partTarget)).")
+        }
         let nodeID = node ?? NodeIdentity.defaultNodeID(service: "packager")
+        if database == nil { logger.warning("no --database: private streams cannot be checked, every stream plays without a token") }
+        var hlsJS: [UInt8]?
+        if let hlsjsFile {
+            guard let data = FileManager.default.contents(atPath: hlsjsFile) else {
+                throw ValidationError("--hlsjs-file \(hlsjsFile) cannot be read; give the path of an hls.js build (hls.min.js).")
+            }
+            hlsJS = Array(data)
+        }
         let context = try ZMQContext()
         let packager = PackagerService(
-            configuration: .init(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL),
-            context: context, logger: logger)
+            configuration: .init(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget),
+            context: context, database: database.map { PostgresExecutor(conninfo: $0, name: "packager-db") }, logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "packager", node: nodeID, context: context, logger: logger)
         try await ServiceRunner.run([packager, telemetry], logger: logger)
     }

@@ -40,4 +40,45 @@ import Testing
         #expect((samples.last?[3] as? NSNumber)?.intValue == 854, "the top rendition (listed first) is playing")
         _ = await stack.stop()
     }
+
+    /// hls.js 1.6.15 in low-latency mode (served by the packager from --hlsjs-file) plays the
+    /// LL-HLS stream for 20 s: time advances, no error, no stall over 1 s. Its own latency figure
+    /// is printed for docs/benchmarks.md.
+    @Test func hlsJSInLowLatencyModePlaysTwentySeconds() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "ll")
+        try stack.start(packagerArguments: ["--hlsjs-file", try TestEnvironment.testTool("hls.js").path])
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 60, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let browser = try await WebDriverSession(logDirectory: stack.logDirectory)
+        try await browser.navigate("\(stack.playbackBase)/play/shop/ll?player=hls.js")
+        let probe = """
+            const v = document.getElementById('player'), h = window.storecastHls;
+            return [v.currentTime, window.storecastPlayer || '', window.storecastErrors || 0, window.storecastStalls || [],
+                    h ? h.latency : -1, h ? h.lowLatencyMode : false, h && h.playingDate ? Date.now() - h.playingDate.getTime() : -1];
+            """
+        let started = await StorecastStack.eventually(timeout: .seconds(25)) {
+            ((try? await browser.evaluate(probe) as? [Any])?.first as? NSNumber)?.doubleValue ?? 0 > 0
+        }
+        #expect(started, "hls.js never started:\n\(stack.logs())")
+        var samples: [[Any]] = []
+        for _ in 0..<20 {
+            try await Task.sleep(for: .seconds(1))
+            if let s = try await browser.evaluate(probe) as? [Any] { samples.append(s) }
+        }
+        await browser.close()
+        let times = samples.compactMap { ($0.first as? NSNumber)?.doubleValue }
+        #expect(times.count == 20)
+        #expect(samples.allSatisfy { ($0[1] as? String) == "hls.js" && ($0[5] as? Bool) == true }, "hls.js in low-latency mode: \(samples.first ?? [])")
+        #expect((times.last ?? 0) - (times.first ?? 0) > 17, "currentTime advanced over 19 s: \(times)")
+        #expect(samples.allSatisfy { ($0[2] as? NSNumber)?.intValue == 0 }, "no hls.js error: \(samples.last ?? [])")
+        let stalls = (samples.last?[3] as? [NSNumber])?.map(\.doubleValue) ?? []
+        #expect(stalls.allSatisfy { $0 <= 1 }, "no stall over 1 s: \(stalls)")
+        let latencies = samples.compactMap { ($0[4] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
+        let wall = samples.compactMap { ($0[6] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
+        #expect(!latencies.isEmpty, "hls.js reports its latency")
+        print("hls.js low-latency run: latency p50 \(latencies[latencies.count / 2]) s, max \(latencies.last ?? 0) s; now minus PROGRAM-DATE-TIME of the frame on screen p50 \(wall.isEmpty ? -1 : wall[wall.count / 2]) ms; stalls \(stalls)")
+        _ = await stack.stop()
+    }
 }

@@ -50,7 +50,7 @@ final class StorecastStack: @unchecked Sendable {
         let telemetry = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         var plan: [(name: String, binary: String, arguments: [String])] = [
             ("storecast-metrics", "storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(metricsPort)"]),
-            ("storecast-packager", "storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)"] + packagerArguments),
+            ("storecast-packager", "storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--database", database, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)"] + packagerArguments),
             ("storecast-ingest", "storecast-ingest", ["--database", database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
         ]
         for worker in workers {

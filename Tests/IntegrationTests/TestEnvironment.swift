@@ -72,6 +72,30 @@ enum TestEnvironment {
         await http("GET", url)
     }
 
+    /// A GET with request headers; the answer keeps its headers (names lowercased) and how long it took.
+    static func httpExchange(_ url: String, headers: [String: String] = [:], timeout: Double = 15) async -> (status: Int, headers: [String: String], body: [UInt8], seconds: Double)? {
+        guard let u = URL(string: url) else { return nil }
+        var request = URLRequest(url: u)
+        request.timeoutInterval = timeout
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+        let started = ContinuousClock.now
+        guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { return nil }
+        var fields: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { fields[String(describing: k).lowercased()] = String(describing: v) }
+        let elapsed = ContinuousClock.now - started
+        return (http.statusCode, fields, Array(data), Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// The Python from deploy/local/test-tools.sh (m3u8 installed), and hls.js for the browser.
+    static func testTool(_ relative: String) throws -> URL {
+        let url = repositoryRoot.appendingPathComponent(".build/test-tools/\(relative)")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw Failure(description: "\(url.path) is missing: run deploy/local/test-tools.sh (deploy/local/test.sh does)")
+        }
+        return url
+    }
+
     /// One HTTP request; `json` becomes the body with `Content-Type: application/json`.
     static func http(_ method: String, _ url: String, json: String? = nil) async -> (status: Int, body: [UInt8])? {
         guard let u = URL(string: url) else { return nil }

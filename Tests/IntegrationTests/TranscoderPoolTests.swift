@@ -61,7 +61,7 @@ import Testing
     static func runningWorker(_ stack: StorecastStack, base: String) async throws -> String {
         let packaged = await StorecastStack.eventually(timeout: .seconds(20)) {
             let text = String(decoding: await TestEnvironment.httpGet("\(base)/240p/index.m3u8")?.body ?? [], as: UTF8.self)
-            return text.components(separatedBy: ".m4s").count - 1 >= 2
+            return text.split(separator: "\n").filter { $0.hasPrefix("seg-") }.count >= 2
         }
         #expect(packaged, "segments before the worker goes away:\n\(stack.logs())")
         return try #require(try await leases(stack, currentOnly: true).first?.workerID)

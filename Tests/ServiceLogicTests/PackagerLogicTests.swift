@@ -10,20 +10,20 @@ import Testing
         var segments: [PackagedSegment] = []
         for i in 0..<150 {  // 5 s at 30 fps, keyframe every 2 s
             let unit = AccessUnit(streamID: 1, trackID: 1, flags: i % 60 == 0 ? 1 : 0, sequence: UInt64(i), dts: Int64(i) * 3000, compositionOffset: 0, data: [UInt8(i & 0xFF)])
-            if let seg = s.append(unit) { segments.append(seg) }
+            if let seg = s.append(unit).segment { segments.append(seg) }
         }
         #expect(segments.map(\.sequence) == [0, 1])
         #expect(segments.map(\.duration) == [2.0, 2.0])
         #expect(segments.map(\.sampleCount) == [60, 60])
-        let last = s.finish()
+        let last = s.finish().segment
         #expect(last?.sampleCount == 30)
         #expect(last?.sequence == 2)
     }
 
     @Test func videoBeforeTheFirstKeyframeIsDropped() {
         var s = RenditionSegmenter(track: Self.video, targetDuration: 2)
-        _ = s.append(AccessUnit(streamID: 1, trackID: 1, flags: 0, sequence: 1, dts: 0, compositionOffset: 0, data: [1]))
-        #expect(s.finish() == nil)
+        #expect(s.append(AccessUnit(streamID: 1, trackID: 1, flags: 0, sequence: 1, dts: 0, compositionOffset: 0, data: [1])).isEmpty)
+        #expect(s.finish().isEmpty)
     }
 
     @Test func discontinuityIsMarkedOnTheNextSegmentOnly() {
@@ -31,7 +31,7 @@ import Testing
         s.markDiscontinuity()
         var out: [PackagedSegment] = []
         for i in 0..<100 {
-            if let seg = s.append(AccessUnit(streamID: 1, trackID: 1, flags: i % 30 == 0 ? 1 : 0, sequence: UInt64(i), dts: Int64(i) * 3000, compositionOffset: 0, data: [1])) { out.append(seg) }
+            if let seg = s.append(AccessUnit(streamID: 1, trackID: 1, flags: i % 30 == 0 ? 1 : 0, sequence: UInt64(i), dts: Int64(i) * 3000, compositionOffset: 0, data: [1])).segment { out.append(seg) }
         }
         #expect(out.map(\.discontinuity) == [true, false, false])
     }
@@ -41,12 +41,12 @@ import Testing
         s.clockAnchor = ClockAnchor(wallSeconds: 1_000, streamSeconds: 10)  // stream time 10 s was packaged at t = 1000
         var out: [PackagedSegment] = []
         for i in 300..<450 {  // 10 s to 15 s of stream time
-            if let seg = s.append(AccessUnit(streamID: 1, trackID: 1, flags: i % 60 == 0 ? 1 : 0, sequence: UInt64(i), dts: Int64(i) * 3000, compositionOffset: 0, data: [1])) { out.append(seg) }
+            if let seg = s.append(AccessUnit(streamID: 1, trackID: 1, flags: i % 60 == 0 ? 1 : 0, sequence: UInt64(i), dts: Int64(i) * 3000, compositionOffset: 0, data: [1])).segment { out.append(seg) }
         }
         #expect(out.map(\.programDateTime) == [1_000, 1_002])
         var package = try? StreamPackageTests.rendition("360p", kind: .video, segments: 0)
         package?.segments = out
-        let text = package?.mediaPlaylist(segmentURI: { "seg-\($0).m4s" }, initURI: "init.mp4", targetDuration: 2) ?? ""
+        let text = package?.mediaPlaylist(targetDuration: 2, lowLatency: nil) ?? ""
         #expect(text.contains("#EXT-X-PROGRAM-DATE-TIME:1970-01-01T00:16:40.000Z\n#EXTINF:2.00000,\nseg-0.m4s"), "\(text)")
         #expect(text.contains("#EXT-X-PROGRAM-DATE-TIME:1970-01-01T00:16:42.000Z"))
     }
@@ -56,7 +56,7 @@ import Testing
         var s = RenditionSegmenter(track: audio, targetDuration: 2)
         var out: [PackagedSegment] = []
         for i in 0..<300 {
-            if let seg = s.append(AccessUnit(streamID: 1, trackID: 2, flags: 1, sequence: UInt64(i), dts: Int64(i) * 1024, compositionOffset: 0, data: [1])) { out.append(seg) }
+            if let seg = s.append(AccessUnit(streamID: 1, trackID: 2, flags: 1, sequence: UInt64(i), dts: Int64(i) * 1024, compositionOffset: 0, data: [1])).segment { out.append(seg) }
         }
         #expect(out.count == 3)
         #expect(out.allSatisfy { abs($0.duration - 2.0) < 0.03 })
@@ -97,11 +97,11 @@ import Testing
 
     @Test(arguments: cases)
     func splicesWithoutADiscontinuity(_ c: Case) {
-        var s = RenditionSegmenter(track: RenditionSegmenterTests.video, targetDuration: c.target)
+        var s = RenditionSegmenter(track: RenditionSegmenterTests.video, targetDuration: c.target, partTarget: 100)  // whole-segment parts
         var out: [PackagedSegment] = []
-        for f in c.workerA { if let seg = s.append(Self.unit(f, keyframe: f % 60 == 0)) { out.append(seg) } }
-        for f in c.workerB { if let seg = s.append(Self.unit(f, keyframe: f == c.workerB.lowerBound || f % 60 == 0)) { out.append(seg) } }
-        if let last = s.finish() { out.append(last) }
+        for f in c.workerA { if let seg = s.append(Self.unit(f, keyframe: f % 60 == 0)).segment { out.append(seg) } }
+        for f in c.workerB { if let seg = s.append(Self.unit(f, keyframe: f == c.workerB.lowerBound || f % 60 == 0)).segment { out.append(seg) } }
+        if let last = s.finish().segment { out.append(last) }
         #expect(out.map { Int($0.startTime / Self.frame) } == c.segments.map(\.0))
         #expect(out.map(\.sampleCount) == c.segments.map(\.1))
         #expect(out.map(\.sequence) == Array(0..<out.count))
@@ -116,9 +116,9 @@ import Testing
         var s = RenditionSegmenter(track: audio, targetDuration: 2)
         var out: [PackagedSegment] = []
         let au = { (i: Int) in AccessUnit(streamID: 1, trackID: 2, flags: 1, sequence: UInt64(i), dts: Int64(i) * 1024, compositionOffset: 0, data: [UInt8(i & 0xFF)]) }
-        for i in 0..<100 { if let seg = s.append(au(i)) { out.append(seg) } }
-        for i in 60..<300 { if let seg = s.append(au(i)) { out.append(seg) } }
-        if let last = s.finish() { out.append(last) }
+        for i in 0..<100 { if let seg = s.append(au(i)).segment { out.append(seg) } }
+        for i in 60..<300 { if let seg = s.append(au(i)).segment { out.append(seg) } }
+        if let last = s.finish().segment { out.append(last) }
         #expect(out.reduce(0) { $0 + $1.sampleCount } == 300)
         #expect(s.replayedUnitsDropped == 40)
         for (a, b) in zip(out, out.dropFirst()) { #expect(a.startTime + a.ticks == b.startTime) }
@@ -166,7 +166,7 @@ import Testing
         var r = try Self.rendition("360p", kind: .video, segments: 0)
         r.segments = [PackagedSegment(sequence: 4, duration: 2.4, bytes: [], discontinuity: false, sampleCount: 1),
                       PackagedSegment(sequence: 5, duration: 3.6, bytes: [], discontinuity: true, sampleCount: 1)]
-        let text = r.mediaPlaylist(segmentURI: { "seg-\($0).m4s" }, initURI: "init.mp4", targetDuration: 2)
+        let text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil)
         #expect(text.contains("#EXT-X-TARGETDURATION:4"))
         #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:4"))
         #expect(text.contains("#EXT-X-DISCONTINUITY\n#EXTINF:3.60000,\nseg-5.m4s"))

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 deploy/local/install-system-packages.sh --test
+deploy/local/test-tools.sh
 command -v swift >/dev/null || { echo "Swift 6 is required (https://www.swift.org/install/linux/)" >&2; exit 1; }
 
 start=$(date +%s)

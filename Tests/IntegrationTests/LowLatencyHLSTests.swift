@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+/// The packager as a Low-Latency HLS origin, on a live stream through the whole stack: parts,
+/// blocking reload (with and without `_HLS_part`), preload-hinted parts, delta updates, caching
+/// headers, a real parser (Python's m3u8) and ffprobe on init + parts.
+@Suite(.serialized) struct LowLatencyHLSTests {
+    static func text(_ r: (status: Int, headers: [String: String], body: [UInt8], seconds: Double)?) -> String {
+        String(decoding: r?.body ?? [], as: UTF8.self)
+    }
+
+    /// (msn, part) of EXT-X-PRELOAD-HINT, and the last complete segment.
+    static func edge(_ playlist: String) -> (hint: (Int, Int)?, lastComplete: Int?) {
+        let hint = playlist.firstMatch(of: /#EXT-X-PRELOAD-HINT:TYPE=PART,URI="part-(\d+)\.(\d+)\.m4s"/).map { (Int($0.1)!, Int($0.2)!) }
+        let complete = playlist.matches(of: /\nseg-(\d+)\.m4s/).last.map { Int($0.1)! }
+        return (hint, complete)
+    }
+
+    @Test func lowLatencyOriginOnALiveStream() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "ll")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let base = "\(stack.playbackBase)/live/shop/ll/360p"
+        let ready = await StorecastStack.eventually(timeout: .seconds(25)) {
+            Self.edge(Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8"))).lastComplete != nil
+        }
+        #expect(ready, "360p never got a segment:\n\(stack.logs())")
+
+        // A plain reload: LL tags, an ETag, no-cache; the same ETag gets 304.
+        let plain = try #require(await TestEnvironment.httpExchange("\(base)/index.m3u8"))
+        let playlist = Self.text(plain)
+        #expect(playlist.contains("#EXT-X-PART-INF:PART-TARGET=0.334"), "\(playlist)")
+        #expect(playlist.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=12.000,PART-HOLD-BACK=1.000"))
+        #expect(playlist.contains("#EXT-X-RENDITION-REPORT:URI=\"../480p/index.m3u8\""))
+        #expect(plain.headers["cache-control"] == "no-cache")
+        let etag = try #require(plain.headers["etag"])
+        let revalidated = await TestEnvironment.httpExchange("\(base)/index.m3u8", headers: ["If-None-Match": etag])
+        #expect(revalidated?.status == 304 || revalidated.map { Self.text($0) != playlist } == true, "unchanged playlist answers 304")
+
+        // Blocking reload for the hinted part: held until it exists, then listed; no-store.
+        let (hint, lastComplete) = Self.edge(playlist)
+        let (msn, part) = try #require(hint)
+        let blocked = try #require(await TestEnvironment.httpExchange("\(base)/index.m3u8?_HLS_msn=\(msn)&_HLS_part=\(part)"))
+        #expect(blocked.status == 200)
+        #expect(Self.text(blocked).contains("URI=\"part-\(msn).\(part).m4s\""), "\(Self.text(blocked))")
+        #expect(blocked.headers["cache-control"] == "no-store")
+        // The preload-hinted part itself, requested before it exists, arrives when it is done.
+        let next = Self.edge(Self.text(blocked)).hint!
+        let hinted = try #require(await TestEnvironment.httpExchange("\(base)/part-\(next.0).\(next.1).m4s"))
+        #expect(hinted.status == 200 && hinted.headers["cache-control"] == "max-age=31536000, immutable")
+        #expect(hinted.body.count > 8 && Array(hinted.body[4..<8]) == Array("moof".utf8))
+
+        // Safari's form: _HLS_msn alone waits for that whole segment.
+        let want = (lastComplete ?? 0) + 1
+        let safari = try #require(await TestEnvironment.httpExchange("\(base)/index.m3u8?_HLS_msn=\(want)"))
+        #expect(safari.status == 200)
+        #expect((Self.edge(Self.text(safari)).lastComplete ?? -1) >= want, "\(Self.text(safari))")
+
+        // Refusals are immediate 400s with a JSON body.
+        for query in ["_HLS_msn=\(want + 50)", "_HLS_part=1", "_HLS_msn=\(msn)&_HLS_part=400", "_HLS_msn=x"] {
+            let r = try #require(await TestEnvironment.httpExchange("\(base)/index.m3u8?\(query)"))
+            #expect(r.status == 400, "\(query)")
+            #expect(Self.text(r).contains("\"message\""), "\(query): \(Self.text(r))")
+        }
+
+        // Python's m3u8 parses the live playlist: parts, hint, reports, server control.
+        let saved = stack.logDirectory.appendingPathComponent("ll.m3u8")
+        try Data(Self.text(blocked).utf8).write(to: saved)
+        let script = """
+            import json, m3u8, sys
+            p = m3u8.load(sys.argv[1])
+            parts = [pt for s in p.segments for pt in s.parts]
+            print(json.dumps({"segments": len(p.segments), "parts": len(parts),
+              "part_target": p.part_inf.part_target, "hold": p.server_control.part_hold_back, "block": p.server_control.can_block_reload,
+              "hint": p.preload_hint.uri if p.preload_hint else None, "reports": len(p.rendition_reports),
+              "independent": sum(1 for pt in parts if pt.independent == "YES"), "max_part": max(pt.duration for pt in parts)}))
+            """
+        let (status, output) = try await ServiceProcess.run(try TestEnvironment.testTool("venv/bin/python"), ["-c", script, saved.path])
+        #expect(status == 0, "m3u8 failed: \(output)")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+        #expect((parsed["part_target"] as? Double) == 0.334)
+        #expect((parsed["hold"] as? Double) ?? 0 >= 3 * 0.334 - 0.01)
+        #expect((parsed["block"] as? String) == "YES")
+        #expect((parsed["max_part"] as? Double) ?? 1 <= 0.334, "\(parsed)")
+        #expect((parsed["independent"] as? Int) ?? 0 >= 1)
+        #expect((parsed["reports"] as? Int) ?? 0 >= 1)
+        #expect(parsed["hint"] is String)
+
+        // ffprobe decodes init + every part of one complete segment, and init + its first part.
+        let listed = Self.text(blocked)
+        let complete = try #require(listed.matches(of: /#EXT-X-PART:[^\n]*URI="part-(\d+)\.(\d+)\.m4s"[^\n]*\n(?:#EXT-X-PART:[^\n]*\n)*#EXTINF/).first.map { Int($0.1)! })
+        let parts = listed.matches(of: /URI="part-(\d+)\.(\d+)\.m4s"/).filter { Int($0.1)! == complete }.map { String($0.0.dropFirst(5).dropLast(1)) }
+        let initData = try #require(await TestEnvironment.httpExchange("\(base)/init.mp4")).body
+        var joined = initData
+        for name in parts { joined += try #require(await TestEnvironment.httpExchange("\(base)/\(name)")).body }
+        let segment = try #require(await TestEnvironment.httpExchange("\(base)/seg-\(complete).m4s")).body
+        #expect(joined.count - initData.count == segment.count, "the parts are the segment")
+        let partsFile = stack.logDirectory.appendingPathComponent("parts.mp4")
+        try Data(joined).write(to: partsFile)
+        let frames = try await EndToEndTests.probe(partsFile, ["-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames,width,height", "-of", "csv=p=0"])
+        #expect(frames.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("640,360,"), "\(frames)")
+        #expect((Int(frames.split(separator: ",").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0) >= 50, "\(frames) frames over \(parts.count) parts")
+        let firstPart = stack.logDirectory.appendingPathComponent("part0.mp4")
+        try Data(initData + (try #require(await TestEnvironment.httpExchange("\(base)/\(parts[0])")).body)).write(to: firstPart)
+        let firstFrames = try await EndToEndTests.probe(firstPart, ["-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])
+        #expect((Int(firstFrames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 5, "an INDEPENDENT part decodes alone: \(firstFrames)")
+
+        // A delta update once the window is longer than the skip boundary (12 s).
+        let skipped = await StorecastStack.eventually(timeout: .seconds(20)) {
+            Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8?_HLS_skip=YES")).contains("#EXT-X-SKIP:SKIPPED-SEGMENTS=")
+        }
+        let delta = Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8?_HLS_skip=YES"))
+        #expect(skipped, "no delta update: \(delta)")
+        #expect(delta.contains("#EXT-X-VERSION:9"))
+        _ = await stack.stop()
+    }
+}

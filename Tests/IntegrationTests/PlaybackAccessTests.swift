@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// Private streams on the real stack: the API issues tokens, the packager checks every playlist,
+/// segment and part request, writes the token into the URIs it hands out, and counts denials.
+@Suite(.serialized) struct PlaybackAccessTests {
+    @Test func privateStreamNeedsATokenOnEveryRequest() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "vip")
+        let publicKey = try await stack.provisionStream(tenant: "shop", stream: "open")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let api = "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams"
+        let bad = await TestEnvironment.http("PUT", "\(api)/vip/visibility", json: #"{"visibility": "secret"}"#)
+        #expect(bad?.status == 400)
+        #expect(await TestEnvironment.http("PUT", "\(api)/vip/visibility", json: #"{"visibility": "private"}"#)?.status == 200)
+        #expect(await TestEnvironment.http("POST", "\(api)/nope/playback-tokens", json: "{}")?.status == 404)
+        #expect(await TestEnvironment.http("POST", "\(api)/vip/playback-tokens", json: #"{"ttlSeconds": 0}"#)?.status == 400)
+        let issued = try #require(await TestEnvironment.http("POST", "\(api)/vip/playback-tokens", json: #"{"ttlSeconds": 600}"#))
+        #expect(issued.status == 201)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(issued.body)) as? [String: Any])
+        let token = try #require(body["token"] as? String)
+        #expect((body["playbackURL"] as? String)?.hasSuffix("/live/shop/vip/master.m3u8?token=\(token)") == true)
+
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 25, logDirectory: stack.logDirectory)
+        let openPublisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: publicKey), seconds: 25, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1); openPublisher.stop(grace: 1) }
+        let base = "\(stack.playbackBase)/live/shop/vip"
+        let ready = await StorecastStack.eventually(timeout: .seconds(25)) {
+            let vip = await TestEnvironment.httpGet("\(base)/master.m3u8?token=\(token)")?.status
+            let open = await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/open/master.m3u8")?.status
+            return vip == 200 && open == 200
+        }
+        #expect(ready, "both streams play:\n\(stack.logs())")
+
+        // With the token: every URI the playlists hand out carries it, and each of them plays.
+        let master = String(decoding: try #require(await TestEnvironment.httpGet("\(base)/master.m3u8?token=\(token)")).body, as: UTF8.self)
+        #expect(master.contains("360p/index.m3u8?token=\(token)") && master.contains("audio/index.m3u8?token=\(token)"), "\(master)")
+        let media = String(decoding: try #require(await TestEnvironment.httpGet("\(base)/360p/index.m3u8?token=\(token)")).body, as: UTF8.self)
+        #expect(media.contains("init.mp4?token=\(token)"))
+        let part = try #require(media.firstMatch(of: /URI="(part-\d+\.\d+\.m4s\?token=[^"]+)"/).map { String($0.1) }, "\(media)")
+        let segment = try #require(media.split(separator: "\n").first { $0.hasPrefix("seg-") }.map(String.init))
+        #expect(segment.hasSuffix("?token=\(token)"))
+        #expect(media.contains("#EXT-X-RENDITION-REPORT:URI=\"../480p/index.m3u8?token=\(token)\""))
+        for path in ["360p/\(part)", "360p/\(segment)", "360p/init.mp4?token=\(token)", "thumbnail.jpg?token=\(token)"] {
+            let status = await TestEnvironment.httpGet("\(base)/\(path)")?.status
+            #expect(status == 200 || (path.hasPrefix("thumbnail") && status == 404), "\(path): \(String(describing: status))")
+        }
+
+        // Without it, or with a wrong one: 401 or 403 with a message, for playlists and media alike.
+        let stripped = part.split(separator: "?").first.map(String.init) ?? part
+        let forged = "1999999999.JFB3C-ZlVEQniKUjk0Tx459h8J9AAI9LMrSFTPTvMSU"
+        let refusals: [(String, Int, String)] = [
+            ("master.m3u8", 401, "private"),
+            ("360p/index.m3u8", 401, "private"),
+            ("360p/\(stripped)", 401, "private"),
+            ("360p/init.mp4", 401, "private"),
+            ("master.m3u8?token=\(forged)", 403, "not issued for this stream"),
+            ("360p/\(stripped)?token=garbage", 403, "not of the form"),
+        ]
+        for (path, status, words) in refusals {
+            let r = try #require(await TestEnvironment.httpGet("\(base)/\(path)"))
+            #expect(r.status == status, "\(path)")
+            #expect(String(decoding: r.body, as: UTF8.self).contains(words), "\(path): \(String(decoding: r.body, as: UTF8.self))")
+        }
+        // A public stream needs nothing, and gets no token written into its URIs.
+        let open = try #require(await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/open/master.m3u8"))
+        #expect(open.status == 200 && !String(decoding: open.body, as: UTF8.self).contains("token="))
+
+        // Denials reach the metrics collector, by reason.
+        let counted = await StorecastStack.eventually(timeout: .seconds(15)) {
+            let text = String(decoding: await TestEnvironment.httpGet("http://127.0.0.1:\(stack.metricsPort)/metrics")?.body ?? [], as: UTF8.self)
+            return text.contains("storecast_packager_playback_denied_total") && text.contains("reason=\"missing\"") && text.contains("reason=\"bad_signature\"")
+        }
+        #expect(counted, "denials counted in the collector's /metrics")
+        _ = await stack.stop()
+    }
+}

@@ -1,0 +1,176 @@
+@testable import Packager
+import HLS
+import StorecastWire
+import Testing
+
+/// LL-HLS parts from the segmenter, the rendition's edge, and the store that wakes blocked requests.
+@Suite struct LowLatencyPartTests {
+    static let video = RenditionSegmenterTests.video
+    static let audio = TrackConfig(trackID: 2, kind: .audio, codec: "aac", name: "audio", timescale: 48_000, sampleRate: 48_000, channels: 2, config: [0x11, 0x90])
+
+    static func frame(_ i: Int, keyframe: Bool) -> AccessUnit {
+        AccessUnit(streamID: 1, trackID: 1, flags: keyframe ? 1 : 0, sequence: UInt64(i), dts: Int64(i) * 3000, compositionOffset: 0, data: [UInt8(i & 0xFF), 0xAB])
+    }
+
+    struct Run {
+        var parts: [PackagedPart] = []
+        var segments: [PackagedSegment] = []
+        mutating func take(_ o: SegmenterOutput) { parts += o.parts; if let s = o.segment { segments.append(s) } }
+    }
+
+    @Test func videoPartsFitThePartTargetAndKeyframesMakeThemIndependent() {
+        var s = RenditionSegmenter(track: Self.video, targetDuration: 2, partTarget: 1.0 / 3.0)
+        var run = Run()
+        for i in 0..<150 { run.take(s.append(Self.frame(i, keyframe: i % 60 == 0))) }
+        #expect(run.segments.map(\.sequence) == [0, 1])
+        let firstSegment = run.parts.filter { $0.sequence == 0 }
+        #expect(firstSegment.map(\.index) == Array(0..<6))
+        #expect(firstSegment.map(\.sampleCount) == Array(repeating: 10, count: 6))
+        #expect(firstSegment.map(\.independent) == [true, false, false, false, false, false])
+        #expect(run.parts.allSatisfy { $0.duration <= 0.334 }, "\(run.parts.map(\.duration))")
+        // A segment is its parts back to back, and says where each one sits.
+        for segment in run.segments {
+            let parts = run.parts.filter { $0.sequence == segment.sequence }
+            #expect(segment.bytes == parts.flatMap(\.bytes))
+            #expect(segment.parts.map(\.length) == parts.map(\.bytes.count))
+            #expect(segment.parts.map(\.offset) == parts.indices.map { i in parts[..<i].reduce(0) { $0 + $1.bytes.count } })
+            #expect(segment.ticks == parts.reduce(0) { $0 + $1.ticks })
+        }
+        // The open third segment is already out as parts, before it is finished.
+        #expect(run.parts.filter { $0.sequence == 2 }.count == 2)
+        let last = s.finish()
+        #expect(last.segment?.sequence == 2 && last.segment?.sampleCount == 30)
+        #expect(last.parts.map(\.index) == [2])
+    }
+
+    @Test func aKeyframeInsideASegmentStartsAnIndependentPart() {
+        var s = RenditionSegmenter(track: Self.video, targetDuration: 4, partTarget: 1.0 / 3.0)
+        var run = Run()
+        for i in 0..<80 { run.take(s.append(Self.frame(i, keyframe: i == 0 || i == 45))) }
+        #expect(run.segments.isEmpty, "1.5 s is under half the 4 s target: no segment cut")
+        #expect(run.parts.map(\.sampleCount) == [10, 10, 10, 10, 5, 10, 10, 10])
+        #expect(run.parts.map(\.independent) == [true, false, false, false, false, true, false, false])
+    }
+
+    @Test func audioPartsAreAllIndependent() {
+        var s = RenditionSegmenter(track: Self.audio, targetDuration: 2, partTarget: 1.0 / 3.0)
+        var run = Run()
+        for i in 0..<200 {
+            run.take(s.append(AccessUnit(streamID: 1, trackID: 2, flags: 1, sequence: UInt64(i), dts: Int64(i) * 1024, compositionOffset: 0, data: [1])))
+        }
+        #expect(run.parts.allSatisfy { $0.independent })
+        #expect(run.parts.allSatisfy { $0.duration <= 1.0 / 3.0 })
+        #expect(run.parts.first?.sampleCount == 15)
+        #expect(run.segments.count == 2)
+    }
+
+    struct SpliceCase: Sendable, CustomTestStringConvertible {
+        var name: String
+        var workerA: Range<Int>
+        var workerB: Range<Int>
+        /// Segments as (first frame, samples, length in frames).
+        var segments: [(Int, Int, Int)]
+        var dropped: Int
+        var testDescription: String { name }
+    }
+
+    static let spliceCases: [SpliceCase] = [
+        // A published parts up to frame 89; B replays from 60. Published parts never change, so
+        // A's frame 99 is held until B's next keyframe at 120: a freeze, not a discontinuity.
+        SpliceCase(name: "B's keyframe is inside what was published", workerA: 0..<100, workerB: 60..<200,
+                   segments: [(0, 60, 60), (60, 40, 60), (120, 60, 60), (180, 20, 20)], dropped: 60),
+        // A's unpublished part holds 90...93 and frame 94; B starts with a keyframe at 92.
+        SpliceCase(name: "B's keyframe is inside the part being written", workerA: 0..<95, workerB: 92..<200,
+                   segments: [(0, 60, 60), (60, 32, 32), (92, 88, 88), (180, 20, 20)], dropped: 3),  // 120 is under half a target after 92: no cut
+    ]
+
+    @Test(arguments: spliceCases)
+    func splicingNeverChangesAPublishedPart(_ c: SpliceCase) {
+        var s = RenditionSegmenter(track: Self.video, targetDuration: 2, partTarget: 1.0 / 3.0)
+        var run = Run()
+        for f in c.workerA { run.take(s.append(Self.frame(f, keyframe: f % 60 == 0))) }
+        let publishedBefore = run.parts
+        for f in c.workerB { run.take(s.append(Self.frame(f, keyframe: f == c.workerB.lowerBound || f % 60 == 0))) }
+        run.take(s.finish())
+        #expect(run.segments.map { Int($0.startTime / 3000) } == c.segments.map(\.0))
+        #expect(run.segments.map(\.sampleCount) == c.segments.map(\.1))
+        #expect(run.segments.map { Int($0.ticks / 3000) } == c.segments.map(\.2))
+        #expect(s.replayedUnitsDropped == c.dropped)
+        for (a, b) in zip(run.segments, run.segments.dropFirst()) { #expect(a.startTime + a.ticks == b.startTime, "timeline continues") }
+        // Every part handed out before the splice is byte for byte inside its final segment.
+        for p in publishedBefore {
+            let segment = run.segments.first { $0.sequence == p.sequence }
+            let r = segment?.parts[p.index]
+            #expect(r.map { Array(segment!.bytes[$0.offset..<($0.offset + $0.length)]) } == p.bytes, "part \(p.sequence).\(p.index)")
+        }
+    }
+}
+
+@Suite struct RenditionEdgeTests {
+    static func fed(frames: Int) throws -> RenditionPackage {
+        var r = try StreamPackageTests.rendition("360p", kind: .video, segments: 0)
+        var s = RenditionSegmenter(track: LowLatencyPartTests.video, targetDuration: 2, partTarget: 1.0 / 3.0)
+        for i in 0..<frames { r.add(s.append(LowLatencyPartTests.frame(i, keyframe: i % 60 == 0)), window: 3) }
+        return r
+    }
+
+    @Test func edgeAndLookupFollowTheParts() throws {
+        let r = try Self.fed(frames: 150)  // segments 0 and 1 done, parts 2.0 and 2.1 out
+        #expect(r.edge == PlaylistEdge(lastCompleteSequence: 1, lastPart: (2, 1)))
+        #expect(r.part(2, 1) != nil && r.part(2, 2) == nil)
+        #expect(r.part(1, 5) == r.segment(1).map { s in Array(s.bytes[s.parts[5].offset..<(s.parts[5].offset + s.parts[5].length)]) })
+        #expect(r.part(1, 6) == nil)
+        let windowed = try Self.fed(frames: 330)  // segments 0...4, window of 3
+        #expect(windowed.segments.map(\.sequence) == [2, 3, 4])
+        #expect(windowed.segment(1) == nil && windowed.part(1, 0) == nil && windowed.segment(4) != nil)
+    }
+
+    @Test func lowLatencyPlaylistListsRecentPartsAndHintsTheNextOne() throws {
+        var r = try Self.fed(frames: 330)
+        let ll = LowLatencySettings(partTarget: 1.0 / 3.0)
+        var text = r.mediaPlaylist(targetDuration: 2, lowLatency: ll, reports: [RenditionReport(uri: "../240p/index.m3u8", lastSequence: 5, lastPart: 2)])
+        #expect(text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=12.000,PART-HOLD-BACK=1.000\n#EXT-X-PART-INF:PART-TARGET=0.334\n"))
+        #expect(text.contains("#EXT-X-PART:DURATION=0.33333,URI=\"part-2.0.m4s\",INDEPENDENT=YES\n#EXT-X-PART:DURATION=0.33333,URI=\"part-2.1.m4s\"\n"))
+        #expect(text.contains("URI=\"part-5.0.m4s\",INDEPENDENT=YES\n#EXT-X-PART:DURATION=0.33333,URI=\"part-5.1.m4s\"\n#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"part-5.2.m4s\"\n#EXT-X-RENDITION-REPORT:URI=\"../240p/index.m3u8\",LAST-MSN=5,LAST-PART=2\n"), "\(text)")
+        #expect(!text.contains("ENDLIST"))
+        r.ended = true
+        text = r.mediaPlaylist(targetDuration: 2, lowLatency: ll)
+        #expect(!text.contains("PRELOAD-HINT") && text.hasSuffix("#EXT-X-ENDLIST\n"))
+        #expect(!r.mediaPlaylist(targetDuration: 2, lowLatency: nil).contains("EXT-X-PART"))
+    }
+
+    @Test func mediaNamesRoundTrip() {
+        let uris = PlaylistURIs(query: "")
+        #expect(PlaylistURIs.resource(uris.segment(12)) == .segment(12))
+        #expect(PlaylistURIs.resource(uris.part(12, 3)) == .part(12, 3))
+        for bad in ["seg-.m4s", "seg--1.m4s", "part-1.m4s", "part-1.2.3.m4s", "part-a.1.m4s", "seg-1.mp4", "index.m3u8", "part-1..m4s"] {
+            #expect(PlaylistURIs.resource(bad) == nil, "\(bad)")
+        }
+    }
+}
+
+@Suite struct PackageStoreWaitTests {
+    @Test func anUpdateWakesABlockedRequest() async throws {
+        let store = PackageStore()
+        let version = store.snapshot("t/s").version
+        let clock = ContinuousClock()
+        let started = clock.now
+        async let waited: Void = store.waitForChange("t/s", after: version, timeout: .seconds(30))
+        while store.blockedRequests == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        store.update("t/s") { $0 = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: [:]) }
+        await waited
+        #expect(clock.now - started < .seconds(30), "woken by the update, not the timeout")
+        #expect(store.blockedRequests == 0)
+        #expect(store.snapshot("t/s").version == version + 1)
+    }
+
+    @Test func aStaleVersionReturnsAtOnceAndATimeoutEndsTheWait() async {
+        let store = PackageStore()
+        store.update("t/s") { $0 = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: [:]) }
+        await store.waitForChange("t/s", after: 0, timeout: .seconds(30))  // already past version 0
+        let before = store.snapshot("t/s").version
+        await store.waitForChange("t/s", after: before, timeout: .milliseconds(50))
+        #expect(store.snapshot("t/s").version == before)
+        #expect(store.blockedRequests == 0, "the timed-out waiter was removed")
+    }
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Test-only tooling from PyPI, pinned, cached under .build/test-tools (rebuilt when missing):
+#   venv/        Python with m3u8 (a real playlist parser for the packager's output)
+#   hls.js       hls.js 1.6.15 (Apache-2.0), taken from the gradio 6.31.0 wheel, where it ships
+#                as an ES module; rewritten into a classic script that sets window.Hls.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+tools=.build/test-tools
+mkdir -p "$tools"
+
+if [[ ! -x "$tools/venv/bin/python" ]] || ! "$tools/venv/bin/python" -c "import m3u8" 2>/dev/null; then
+    echo "test tools: creating a Python venv with m3u8"
+    python3 -m venv "$tools/venv"
+    "$tools/venv/bin/pip" install -q --disable-pip-version-check "m3u8==6.0.0"
+fi
+
+if [[ ! -s "$tools/hls.js" ]]; then
+    echo "test tools: extracting hls.js 1.6.15 from the gradio==6.31.0 wheel (31 MB download)"
+    wheel_dir=$(mktemp -d)
+    trap 'rm -rf "$wheel_dir"' EXIT
+    "$tools/venv/bin/pip" download -q --disable-pip-version-check --no-deps -d "$wheel_dir" "gradio==6.31.0"
+    "$tools/venv/bin/python" - "$wheel_dir"/gradio-6.31.0-*.whl "$tools/hls.js" <<'PY'
+import re, sys, zipfile
+wheel, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    names = [n for n in z.namelist() if re.fullmatch(r"gradio/templates/frontend/assets/hls-[^/]+\.js", n)]
+    if len(names) != 1:
+        sys.exit(f"expected one hls-*.js in {wheel}, found {names}")
+    src = z.read(names[0]).decode()
+if "`1.6.15`" not in src:
+    sys.exit("the wheel's hls.js is not 1.6.15")
+# The module's only export statement ends the file; its factory builds `new <Hls>({...})`.
+cls = re.search(r"let r=new (\w+)\(\{maxBufferLength", src)
+tail = re.search(r"export\{[^}]*\};?\s*$", src)
+if not cls or not tail:
+    sys.exit("unexpected hls.js module layout")
+src = src[:tail.start()] + f"window.Hls={cls.group(1)};\n"
+open(out, "w").write("/* hls.js 1.6.15, Apache-2.0, from gradio==6.31.0 */\n" + src)
+PY
+fi
+echo "test tools: ready in $tools"

@@ -85,6 +85,7 @@ let package = Package(
             dependencies: [
                 "FMP4", "HLS", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swift6),
         .target(

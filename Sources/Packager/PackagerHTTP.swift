@@ -3,6 +3,7 @@ import HLS
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 import Metrics
 
 /// How the origin serves: segment and part targets and how long a blocked request may wait.
@@ -33,8 +34,8 @@ enum PackagerHTTP {
     static let blockTimeouts = Counter(label: "storecast_packager_blocking_timeouts_total")
     static let badDirectives = Counter(label: "storecast_packager_bad_directives_total")
 
-    static func router(store: PackageStore, settings: OriginSettings, gate: PlaybackGate) -> Router<BasicRequestContext> {
-        let router = Router()
+    static func router(store: PackageStore, settings: OriginSettings, gate: PlaybackGate, viewers: ViewerAccounting) -> Router<PackagerRequestContext> {
+        let router = Router(context: PackagerRequestContext.self)
         router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.contentType, .range, .ifNoneMatch], allowMethods: [.get, .head, .options], exposedHeaders: ["ETag"]))
         router.get("/healthz") { _, _ in "ok" }
         router.get("/") { _, _ -> Response in
@@ -52,6 +53,7 @@ enum PackagerHTTP {
         // Everything under /live/:tenant/:stream passes the playback gate first.
         let live = router.group("live/:tenant/:stream")
         live.add(middleware: PlaybackGateMiddleware(gate: gate))
+        live.add(middleware: ViewerAccountingMiddleware(viewers: viewers))
         live.get("master.m3u8") { request, context -> Response in
             let package = try lookup(store, context)
             guard package.isReady else {
@@ -94,7 +96,7 @@ enum PackagerHTTP {
     }
 
     /// A media playlist, held while a blocking reload waits for the segment or part it names.
-    static func mediaPlaylist(store: PackageStore, settings: OriginSettings, request: Request, context: BasicRequestContext) async throws -> Response {
+    static func mediaPlaylist(store: PackageStore, settings: OriginSettings, request: Request, context: PackagerRequestContext) async throws -> Response {
         let (key, name) = try names(context)
         var directives = DeliveryDirectives()
         if settings.lowLatency != nil {
@@ -131,7 +133,7 @@ enum PackagerHTTP {
 
     /// A segment or a part. A part that is not written yet but is next (the preload hint) is held
     /// until it is complete: fMP4 writes a part's `moof` only once all its samples are known.
-    static func media(store: PackageStore, settings: OriginSettings, request: Request, context: BasicRequestContext) async throws -> Response {
+    static func media(store: PackageStore, settings: OriginSettings, request: Request, context: PackagerRequestContext) async throws -> Response {
         let (key, name) = try names(context)
         let file = try context.parameters.require("media")
         guard let resource = PlaylistURIs.resource(file) else {
@@ -165,7 +167,7 @@ enum PackagerHTTP {
         }
     }
 
-    private static func names(_ context: BasicRequestContext) throws -> (key: String, rendition: String) {
+    private static func names(_ context: PackagerRequestContext) throws -> (key: String, rendition: String) {
         let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
         return (PackageStore.key(tenant: tenant, stream: stream), try context.parameters.require("rendition"))
     }
@@ -180,7 +182,7 @@ enum PackagerHTTP {
         return (package, rendition)
     }
 
-    private static func lookup(_ store: PackageStore, _ context: BasicRequestContext) throws -> StreamPackage {
+    private static func lookup(_ store: PackageStore, _ context: PackagerRequestContext) throws -> StreamPackage {
         let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
         guard let package = store.package(PackageStore.key(tenant: tenant, stream: stream)) else {
             throw HTTPError(.notFound, message: "No stream \(tenant)/\(stream) on this packager. Is the publisher live?")
@@ -188,7 +190,7 @@ enum PackagerHTTP {
         return package
     }
 
-    private static func lookupRendition(_ store: PackageStore, _ context: BasicRequestContext) throws -> (package: StreamPackage, rendition: RenditionPackage) {
+    private static func lookupRendition(_ store: PackageStore, _ context: PackagerRequestContext) throws -> (package: StreamPackage, rendition: RenditionPackage) {
         let (key, name) = try names(context)
         return try found(store.package(key), key: key, rendition: name)
     }
@@ -222,13 +224,41 @@ enum PackagerHTTP {
 
 /// Runs the playback gate for the stream named in the path before any handler under /live.
 struct PlaybackGateMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = PackagerRequestContext
     let gate: PlaybackGate
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
         _ = try await gate.authorize(tenant: tenant, stream: stream, token: request.uri.queryParameters.get("token"))
         return try await next(request, context)
+    }
+}
+
+/// Counts the viewer session and the bytes of every answer under /live.
+struct ViewerAccountingMiddleware: RouterMiddleware {
+    typealias Context = PackagerRequestContext
+    let viewers: ViewerAccounting
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await next(request, context)
+        let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+        let session = ViewerAccounting.session(
+            playbackSessionID: request.headers[HTTPField.Name("X-Playback-Session-Id")!],
+            address: request.headers[HTTPField.Name("X-Forwarded-For")!]?.split(separator: ",").first.map(String.init) ?? context.remoteAddress?.ipAddress,
+            userAgent: request.headers[.userAgent])
+        viewers.served(stream: PackageStore.key(tenant: tenant, stream: stream), session: session, bytes: response.headers[.contentLength].flatMap { Int($0) } ?? 0)
+        return response
+    }
+}
+
+/// The packager's request context: Hummingbird's basics plus the client's address.
+struct PackagerRequestContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 }
 

@@ -34,6 +34,7 @@ public final class PackagerService: Service, Sendable {
     private let context: ZMQContext
     private let logger: Logger
     public let store = PackageStore()
+    public let viewers = ViewerAccounting()
 
     private let database: PostgresExecutor?
 
@@ -46,7 +47,7 @@ public final class PackagerService: Service, Sendable {
     }
 
     public func run() async throws {
-        let (config, context, logger, store) = (configuration, self.context, self.logger, self.store)
+        let (config, context, logger, store, viewers) = (configuration, self.context, self.logger, self.store, self.viewers)
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
@@ -55,10 +56,18 @@ public final class PackagerService: Service, Sendable {
         defer { pipeline.stop() }
         let app = Application(
             router: PackagerHTTP.router(store: store, settings: OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS),
-                                       gate: PlaybackGate(store: database.map(PlaybackAccessStore.init(database:)))),
+                                       gate: PlaybackGate(store: database.map(PlaybackAccessStore.init(database:))), viewers: viewers),
             configuration: .init(address: .hostname(config.httpHost, port: config.httpPort), serverName: "storecast-packager"),
             logger: logger)
         logger.info("packager ready", metadata: ["pull": "\(config.pullEndpoint)", "http": "\(config.httpHost):\(config.httpPort)"])
+        // Viewer gauges every 5 s, for as long as the origin serves.
+        let reporter = Task { [viewers] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(5))
+                viewers.report()
+            }
+        }
+        defer { reporter.cancel() }
         try await app.run()
     }
 }

@@ -1,6 +1,7 @@
 @testable import Packager
 import HLS
 import StorecastWire
+import Synchronization
 import Testing
 
 /// LL-HLS parts from the segmenter, the rendition's edge, and the store that wakes blocked requests.
@@ -172,5 +173,44 @@ import Testing
         await store.waitForChange("t/s", after: before, timeout: .milliseconds(50))
         #expect(store.snapshot("t/s").version == before)
         #expect(store.blockedRequests == 0, "the timed-out waiter was removed")
+    }
+}
+
+@Suite struct ViewerAccountingTests {
+    /// (session, seconds) sightings, then the count at `now` over a 30 s window.
+    static let table: [(sightings: [(String, Double)], now: Double, viewers: Int)] = [
+        ([], 100, 0),
+        ([("a", 100), ("a", 101), ("a", 102)], 102, 1),
+        ([("a", 100), ("b", 101)], 110, 2),
+        ([("a", 60), ("b", 101)], 110, 1),  // a left more than 30 s ago
+        ([("a", 60), ("a", 95), ("b", 101)], 110, 2),  // a came back
+        ([("a", 80), ("b", 80)], 110, 2),  // exactly at the window's edge
+        ([("a", 79.9)], 110, 0),
+    ]
+
+    @Test func countsDistinctSessionsInTheWindow() {
+        for row in Self.table {
+            var w = ViewerWindow()
+            for (session, t) in row.sightings { w.saw(session, at: t) }
+            #expect(w.count(now: row.now, window: 30) == row.viewers, "\(row)")
+        }
+    }
+
+    @Test func sessionsPreferThePlayersOwnID() {
+        #expect(ViewerAccounting.session(playbackSessionID: "F00D", address: "10.0.0.1", userAgent: "AppleCoreMedia") == "id:F00D")
+        #expect(ViewerAccounting.session(playbackSessionID: nil, address: "10.0.0.1", userAgent: "hls.js") != ViewerAccounting.session(playbackSessionID: nil, address: "10.0.0.2", userAgent: "hls.js"))
+        #expect(ViewerAccounting.session(playbackSessionID: "", address: "10.0.0.1", userAgent: "x") == "ua:10.0.0.1|x")
+    }
+
+    @Test func reportsAndForgetsIdleStreams() {
+        let clock = Mutex(1_000.0)
+        let accounting = ViewerAccounting(now: { clock.withLock { $0 } })
+        accounting.served(stream: "t/a", session: "one", bytes: 100)
+        accounting.served(stream: "t/a", session: "two", bytes: 100)
+        accounting.served(stream: "t/b", session: "one", bytes: 100)
+        #expect(accounting.report() == ["t/a": 2, "t/b": 1])
+        clock.withLock { $0 = 1_040 }
+        #expect(accounting.report() == ["t/a": 0, "t/b": 0], "reported as 0 once")
+        #expect(accounting.report() == [:])
     }
 }

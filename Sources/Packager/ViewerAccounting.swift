@@ -1,0 +1,46 @@
+import Foundation
+import Metrics
+import Synchronization
+
+/// Viewers and egress per stream, reported as metrics (and from there to the collector):
+/// `storecast_packager_viewers{stream}` is the number of distinct viewer sessions that fetched
+/// anything of the stream in the last `window` seconds; `storecast_packager_egress_bytes_total{stream}`
+/// counts the bytes served. A session is the `X-Playback-Session-Id` header when the player
+/// sends one (AVPlayer does), otherwise the client address and User-Agent.
+public final class ViewerAccounting: Sendable {
+    public static let window = 30.0
+
+    private let streams = Mutex<[String: ViewerWindow]>([:])
+    private let now: @Sendable () -> Double
+
+    public init(now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.now = now
+    }
+
+    public static func session(playbackSessionID: String?, address: String?, userAgent: String?) -> String {
+        if let id = playbackSessionID, !id.isEmpty { return "id:" + id.prefix(128) }
+        return "ua:\(address ?? "?")|\(userAgent?.prefix(256) ?? "")"
+    }
+
+    public func served(stream: String, session: String, bytes: Int) {
+        let t = now()
+        streams.withLock { $0[stream, default: ViewerWindow()].saw(session, at: t) }
+        if bytes > 0 { Counter(label: "storecast_packager_egress_bytes_total", dimensions: [("stream", stream)]).increment(by: bytes) }
+    }
+
+    /// Updates the viewer gauges; streams without viewers for a window report 0 once, then drop out.
+    @discardableResult
+    public func report() -> [String: Int] {
+        let t = now()
+        let counts = streams.withLock { all -> [String: Int] in
+            var out: [String: Int] = [:]
+            for key in all.keys {
+                out[key] = all[key]!.count(now: t, window: Self.window)
+                if out[key] == 0 { all[key] = nil }
+            }
+            return out
+        }
+        for (stream, n) in counts { Gauge(label: "storecast_packager_viewers", dimensions: [("stream", stream)]).record(n) }
+        return counts
+    }
+}

@@ -1,0 +1,17 @@
+/// Concurrent viewers of one stream: distinct viewer sessions seen within a sliding window.
+/// A session is whatever identifies one player (see `ViewerAccounting.session`). Pure.
+public struct ViewerWindow: Sendable, Equatable {
+    public private(set) var lastSeen: [String: Double] = [:]
+
+    public init() {}
+
+    public mutating func saw(_ session: String, at seconds: Double) {
+        lastSeen[session] = max(lastSeen[session] ?? seconds, seconds)
+    }
+
+    /// Sessions seen within `window` seconds before `now`; older ones are forgotten.
+    public mutating func count(now: Double, window: Double) -> Int {
+        lastSeen = lastSeen.filter { now - $0.value <= window }
+        return lastSeen.count
+    }
+}

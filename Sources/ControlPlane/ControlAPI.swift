@@ -15,6 +15,7 @@ public enum ControlAPI {
     struct CreateStream: Decodable { var slug: String; var title: String?; var visibility: String? }
     struct Visibility: Decodable { var visibility: String }
     struct TokenRequest: Decodable { var ttlSeconds: Int? }
+    struct RecordingSwitch: Decodable { var enabled: Bool }
     struct IssuedToken: Encodable {
         var token: String
         /// Unix seconds.
@@ -124,6 +125,20 @@ public enum ControlAPI {
             }
             return try json(IssuedToken(token: issued.token, expiresAt: issued.expiry,
                                         playbackURL: "\(playbackBaseURL)/live/\(tenant)/\(stream)/master.m3u8?token=\(issued.token)"), status: .created)
+        }
+        // Recording: on or off per stream; each recorded session is a row with its state.
+        v1.put("tenants/:tenant/streams/:stream/recording") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let body = try await decode(RecordingSwitch.self, request, context)
+            guard try await guarded({ try await catalog.database.run { try RecordingStore.setEnabled($0, tenant: tenant, stream: stream, body.enabled) } }) else {
+                throw APIError.notFound("no stream \(tenant)/\(stream)")
+            }
+            return try json(["tenant": tenant, "stream": stream, "recording": body.enabled ? "on" : "off"])
+        }
+        v1.get("tenants/:tenant/streams/:stream/recordings") { _, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let rows = try await guarded { try await catalog.database.run { try RecordingStore.list($0, tenant: tenant, stream: stream) } }
+            return try json(["recordings": rows])
         }
         v1.post("tenants") { request, context -> Response in
             let body = try await decode(CreateTenant.self, request, context)

@@ -25,8 +25,11 @@ public struct PlaylistSegment: Equatable, Sendable {
     public var programDateTime: String?
     /// Its parts, listed before the segment while it is near the live edge (empty further back).
     public var parts: [PlaylistPart]
+    /// A new EXT-X-MAP from this segment on (a recording whose resolution changed).
+    public var mapURI: String?
 
-    public init(sequence: Int, duration: Double, uri: String, discontinuity: Bool = false, programDateTime: String? = nil, parts: [PlaylistPart] = []) {
+    public init(sequence: Int, duration: Double, uri: String, discontinuity: Bool = false, programDateTime: String? = nil, parts: [PlaylistPart] = [], mapURI: String? = nil) {
+        self.mapURI = mapURI
         self.sequence = sequence
         self.duration = duration
         self.uri = uri
@@ -123,6 +126,7 @@ public struct MediaPlaylist: Equatable, Sendable {
         if skippedSegments > 0 { lines.append("#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skippedSegments)") }
         for s in segments.dropFirst(skippedSegments) {
             if s.discontinuity { lines.append("#EXT-X-DISCONTINUITY") }
+            if let map = s.mapURI { lines.append("#EXT-X-MAP:URI=\"\(map)\"") }
             if let pdt = s.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(pdt)") }
             for p in s.parts { lines.append(Self.partLine(p)) }
             lines.append("#EXTINF:\(formatDecimal(s.duration, places: 5)),")

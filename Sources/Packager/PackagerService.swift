@@ -16,6 +16,9 @@ public final class PackagerService: Service, Sendable {
         public var hlsJSURL: String?
         /// hls.js served by the origin itself at /assets/hls.js.
         public var hlsJS: [UInt8]?
+        /// Where recordings are written (needs the database).
+        public var recordingsDirectory = "recordings"
+        public var node = "packager"
         /// LL-HLS part target in seconds; nil serves plain HLS.
         public var partTarget: Double?
         public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, partTarget: Double? = 1.0 / 3.0) {
@@ -47,11 +50,12 @@ public final class PackagerService: Service, Sendable {
     }
 
     public func run() async throws {
-        let (config, context, logger, store, viewers) = (configuration, self.context, self.logger, self.store, self.viewers)
+        let (config, context, logger, store, viewers, database) = (configuration, self.context, self.logger, self.store, self.viewers, self.database)
+        let recorder = database.map { Recorder(database: $0, root: config.recordingsDirectory, node: config.node, logger: logger) }
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
-            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, windowSegments: config.windowSegments, logger: logger)
+            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, windowSegments: config.windowSegments, recorder: recorder, logger: logger)
         }
         defer { pipeline.stop() }
         let app = Application(
@@ -69,5 +73,14 @@ public final class PackagerService: Service, Sendable {
         }
         defer { reporter.cancel() }
         try await app.run()
+        // Shutting down: streams still live end their recordings here, as ready, with what was written.
+        if let recorder, let database {
+            pipeline.stop()
+            for key in store.keys() where store.package(key)?.ended == false {
+                recorder.streamEnded(key: key, master: store.package(key)?.multivariantPlaylist())
+            }
+            recorder.drain()
+            _ = try? await database.execute("SELECT 1")  // the recording rows queued before this are written
+        }
     }
 }

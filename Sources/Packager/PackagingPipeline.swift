@@ -22,6 +22,7 @@ final class PackagingPipeline: ZMQActorBody {
     private let partTarget: Double
     private let windowSegments: Int
     private let logger: Logger
+    private let recorder: Recorder?
     private var streams: [Int64: Stream] = [:]
     private let segmentsCounter = Counter(label: "storecast_packager_segments_total")
     private let partsCounter = Counter(label: "storecast_packager_parts_total")
@@ -32,7 +33,8 @@ final class PackagingPipeline: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [pull] }
 
-    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, windowSegments: Int, logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, windowSegments: Int, recorder: Recorder?, logger: Logger) throws {
+        self.recorder = recorder
         pull = try ZMQSocket(context: context, type: .pull)
         try pull.setReceiveHighWaterMark(50_000)
         try pull.bind(bindEndpoint)
@@ -67,6 +69,7 @@ final class PackagingPipeline: ZMQActorBody {
 
     private func announce(_ a: StreamAnnounce) {
         let key = PackageStore.key(tenant: a.tenant, stream: a.streamName)
+        if streams[a.streamID] == nil { recorder?.streamStarted(key: key, tenant: a.tenant, stream: a.streamName) }
         var stream = streams[a.streamID] ?? Stream(key: key, segmenters: [:], names: [:])
         if a.discontinuity {
             // The timeline jumps (publisher reconnect, failover): close every open segment and
@@ -169,12 +172,18 @@ final class PackagingPipeline: ZMQActorBody {
             package?.ended = true
             for name in package?.renditions.keys.map({ $0 }) ?? [] { package?.renditions[name]?.ended = true }
         }
+        recorder?.streamEnded(key: stream.key, master: store.package(stream.key)?.multivariantPlaylist())
         logger.info("stream ended", metadata: ["stream": "\(stream.key)", "reason": "\(e.reason)"])
     }
 
     private func publish(_ output: SegmenterOutput, rendition: String, key: String) {
         guard !output.isEmpty else { return }
-        if output.segment != nil { segmentsCounter.increment() }
+        if let segment = output.segment {
+            segmentsCounter.increment()
+            if let recorder, let initSegment = store.package(key)?.renditions[rendition]?.initSegment {
+                recorder.segment(key: key, rendition: rendition, initSegment: initSegment, segment: segment, targetDuration: targetDuration)
+            }
+        }
         if !output.parts.isEmpty { partsCounter.increment(by: output.parts.count) }
         let window = windowSegments
         store.update(key) { package in package?.renditions[rendition]?.add(output, window: window) }

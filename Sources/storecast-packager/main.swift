@@ -20,6 +20,7 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "URL of hls.js for browsers without native HLS (optional).") var hlsjsURL: String?
     @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given).") var hlsjsFile: String?
     @Option(help: "PostgreSQL connection string: private streams and playback tokens. Without it every stream is public.") var database: String?
+    @Option(help: "Directory recordings are written to (streams with recording on; needs --database).") var recordingsDir = "recordings"
     @Option(help: "Node name.") var node: String?
     @Option(help: "Log level.") var logLevel = "info"
 
@@ -39,8 +40,11 @@ struct PackagerCommand: AsyncParsableCommand {
             hlsJS = Array(data)
         }
         let context = try ZMQContext()
+        var configuration = PackagerService.Configuration(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget)
+        configuration.recordingsDirectory = recordingsDir
+        configuration.node = nodeID
         let packager = PackagerService(
-            configuration: .init(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget),
+            configuration: configuration,
             context: context, database: database.map { PostgresExecutor(conninfo: $0, name: "packager-db") }, logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "packager", node: nodeID, context: context, logger: logger)
         try await ServiceRunner.run([packager, telemetry], logger: logger)

@@ -1,0 +1,238 @@
+import Foundation
+import HLS
+import Logging
+import Metrics
+import PostgresClient
+import StorecastRuntime
+import Synchronization
+
+/// Writes recorded sessions to disk, off the live path: the packaging thread hands over finished
+/// segments (no copy, arrays are shared) and returns at once; files are written on the
+/// recorder's own serial queue. Whether a stream records, and the recording row, live in
+/// PostgreSQL (written on the database thread). At session end each rendition gets a VOD
+/// playlist (`EXT-X-PLAYLIST-TYPE:VOD`, `EXT-X-ENDLIST`) and the recording becomes ready. Any
+/// write error (a full disk) marks the recording failed with the reason and stops writing it;
+/// so does a disk too slow to keep up (`maximumQueuedBytes` waiting). Live serving never waits.
+public final class Recorder: Sendable {
+    public static let maximumQueuedBytes = 256 << 20
+
+    enum Job: Sendable {
+        case start(key: String, tenant: String, stream: String)
+        case decided(key: String, recording: (id: Int64, path: String)?)
+        case segment(key: String, rendition: String, initSegment: [UInt8], segment: PackagedSegment, targetDuration: Double)
+        case end(key: String, master: String?)
+        case overflow(key: String)
+    }
+
+    /// One rendition's files so far.
+    struct RenditionLog {
+        var entries: [PlaylistSegment] = []
+        var lastInit: [UInt8]?
+        var inits = 0
+        var targetDuration = 1.0
+    }
+
+    struct Active {
+        var id: Int64
+        var path: URL
+        var renditions: [String: RenditionLog] = [:]
+        var bytes: Int64 = 0
+    }
+
+    enum Phase {
+        case deciding([Job])
+        case recording(Active)
+        case off
+    }
+
+    private let queue = DispatchQueue(label: "storecast.recorder")
+    private let phases = Mutex<[String: Phase]>([:])
+    private let queuedBytes = Atomic<Int>(0)
+    private let database: PostgresExecutor
+    private let root: String
+    private let node: String
+    private let logger: Logger
+    private let failures = Counter(label: "storecast_packager_recordings_failed_total")
+    private let written = Counter(label: "storecast_packager_recorded_bytes_total")
+
+    public init(database: PostgresExecutor, root: String, node: String, logger: Logger) {
+        self.database = database
+        self.root = URL(fileURLWithPath: root).standardizedFileURL.path
+        self.node = node
+        self.logger = logger
+        database.submit({ db in
+            let n = try RecordingStore.failLeftovers(db, node: node)
+            if n > 0 { logger.warning("recordings left open by a previous run marked failed", metadata: ["count": "\(n)"]) }
+        }, onError: { error in logger.error("cannot close leftover recordings", metadata: ["error": "\(error)"]) })
+    }
+
+    // MARK: Called from the packaging thread; never blocks.
+
+    func streamStarted(key: String, tenant: String, stream: String) { enqueue(.start(key: key, tenant: tenant, stream: stream)) }
+
+    func segment(key: String, rendition: String, initSegment: [UInt8], segment: PackagedSegment, targetDuration: Double) {
+        let size = segment.bytes.count
+        guard queuedBytes.add(size, ordering: .relaxed).newValue <= Self.maximumQueuedBytes else {
+            queuedBytes.subtract(size, ordering: .relaxed)
+            enqueue(.overflow(key: key))
+            return
+        }
+        enqueue(.segment(key: key, rendition: rendition, initSegment: initSegment, segment: segment, targetDuration: targetDuration))
+    }
+
+    func streamEnded(key: String, master: String?) { enqueue(.end(key: key, master: master)) }
+
+    /// Waits until everything handed over so far is on disk (tests and shutdown).
+    public func drain() { queue.sync {} }
+
+    private func enqueue(_ job: Job) {
+        queue.async { self.handle(job) }
+    }
+
+    // MARK: On the recorder's queue.
+
+    private func handle(_ job: Job) {
+        switch job {
+        case .start(let key, let tenant, let stream):
+            phases.withLock { $0[key] = .deciding([]) }
+            let (root, node) = (self.root, self.node)
+            database.submit({ db in
+                let recording = try RecordingStore.startIfEnabled(db, tenant: tenant, stream: stream, node: node, root: root)
+                self.enqueue(.decided(key: key, recording: recording))
+            }, onError: { error in
+                self.logger.error("cannot tell whether the stream records; not recording this session", metadata: ["stream": "\(key)", "error": "\(error)"])
+                self.enqueue(.decided(key: key, recording: nil))
+            })
+        case .decided(let key, let recording):
+            guard case .deciding(let waiting)? = phases.withLock({ $0[key] }) else { return }
+            guard let recording else {
+                phases.withLock { $0[key] = .off }
+                for case .segment(_, _, _, let s, _) in waiting { queuedBytes.subtract(s.bytes.count, ordering: .relaxed) }
+                if waiting.contains(where: { if case .end = $0 { true } else { false } }) { phases.withLock { $0[key] = nil } }
+                return
+            }
+            logger.info("recording", metadata: ["stream": "\(key)", "recording": "\(recording.id)", "path": "\(recording.path)"])
+            phases.withLock { $0[key] = .recording(Active(id: recording.id, path: URL(fileURLWithPath: recording.path))) }
+            for job in waiting { handle(job) }
+        case .segment(let key, let rendition, let initSegment, let segment, let target):
+            defer { queuedBytes.subtract(segment.bytes.count, ordering: .relaxed) }
+            switch phases.withLock({ $0[key] }) {
+            case .deciding(var waiting)?:
+                waiting.append(job)
+                phases.withLock { $0[key] = .deciding(waiting) }
+                queuedBytes.add(segment.bytes.count, ordering: .relaxed)  // still held, in the waiting list
+            case .recording(var active)?:
+                do {
+                    try append(segment, initSegment: initSegment, rendition: rendition, targetDuration: target, into: &active)
+                    phases.withLock { $0[key] = .recording(active) }
+                } catch {
+                    fail(key, active, reason: "writing \(rendition)/seg-\(segment.sequence).m4s failed: \(Self.reason(error))")
+                }
+            default: return
+            }
+        case .end(let key, let master):
+            switch phases.withLock({ $0[key] }) {
+            case .deciding(var waiting)?:
+                waiting.append(job)
+                phases.withLock { $0[key] = .deciding(waiting) }
+            case .recording(let active)?:
+                finalize(key, active, master: master)
+            default:
+                phases.withLock { $0[key] = nil }
+            }
+        case .overflow(let key):
+            if case .recording(let active)? = phases.withLock({ $0[key] }) {
+                fail(key, active, reason: "the disk could not keep up: more than \(Self.maximumQueuedBytes >> 20) MiB waited to be written")
+            }
+        }
+    }
+
+    private func append(_ segment: PackagedSegment, initSegment: [UInt8], rendition: String, targetDuration: Double, into active: inout Active) throws {
+        var log = active.renditions[rendition] ?? RenditionLog()
+        let dir = active.path.appendingPathComponent(rendition)
+        if log.lastInit == nil { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
+        var map: String?
+        if log.lastInit != initSegment {
+            // A new configuration (resolution change): a new init file, announced by EXT-X-MAP.
+            map = log.inits == 0 ? "init.mp4" : "init-\(log.inits).mp4"
+            try Self.writeFile(dir.appendingPathComponent(map!).path, initSegment)
+            log.lastInit = initSegment
+            log.inits += 1
+            active.bytes += Int64(initSegment.count)
+        }
+        let name = "seg-\(segment.sequence).m4s"
+        try Self.writeFile(dir.appendingPathComponent(name).path, segment.bytes)
+        active.bytes += Int64(segment.bytes.count)
+        written.increment(by: segment.bytes.count)
+        log.entries.append(PlaylistSegment(
+            sequence: log.entries.count, duration: segment.duration, uri: name,
+            discontinuity: !log.entries.isEmpty && (segment.discontinuity || (map != nil)),
+            programDateTime: segment.programDateTime.map(ProgramDateTime.format), mapURI: log.entries.isEmpty ? nil : map))
+        log.targetDuration = max(log.targetDuration, targetDuration)
+        active.renditions[rendition] = log
+    }
+
+    private func finalize(_ key: String, _ active: Active, master: String?) {
+        phases.withLock { $0[key] = nil }
+        do {
+            for (name, log) in active.renditions {
+                let target = max(Int(log.targetDuration.rounded()), Int((log.entries.map(\.duration).max() ?? 1).rounded()), 1)
+                let text = MediaPlaylist(targetDuration: target, mapURI: "init.mp4", segments: log.entries, ended: true, playlistType: "VOD").render()
+                try Self.writeFile(active.path.appendingPathComponent(name).appendingPathComponent("index.m3u8").path, Array(text.utf8))
+            }
+            if let master { try Self.writeFile(active.path.appendingPathComponent("master.m3u8").path, Array(master.utf8)) }
+        } catch {
+            fail(key, active, reason: "writing the VOD playlists failed: \(Self.reason(error))")
+            return
+        }
+        let duration = active.renditions.values.map { $0.entries.reduce(0) { $0 + $1.duration } }.max() ?? 0
+        let (id, bytes, logger) = (active.id, active.bytes, self.logger)
+        database.submit({ db in try RecordingStore.markReady(db, id: id, durationSeconds: duration, bytes: bytes) },
+                        onError: { error in logger.error("cannot mark the recording ready", metadata: ["recording": "\(id)", "error": "\(error)"]) })
+        logger.info("recording ready", metadata: ["stream": "\(key)", "recording": "\(id)", "seconds": "\(duration)", "bytes": "\(bytes)"])
+    }
+
+    private func fail(_ key: String, _ active: Active, reason: String) {
+        phases.withLock { $0[key] = .off }
+        failures.increment()
+        logger.error("recording failed; live playback continues", metadata: ["stream": "\(key)", "recording": "\(active.id)", "reason": "\(reason)"])
+        let (id, bytes, logger) = (active.id, active.bytes, self.logger)
+        database.submit({ db in try RecordingStore.markFailed(db, id: id, error: reason, bytes: bytes) },
+                        onError: { error in logger.error("cannot mark the recording failed", metadata: ["recording": "\(id)", "error": "\(error)"]) })
+    }
+
+    /// A file write that failed, with the operating system's words ("No space left on device").
+    struct WriteError: Error, CustomStringConvertible {
+        var path: String
+        var errno: Int32
+        var description: String { String(cString: strerror(errno)) }
+    }
+
+    /// Writes `bytes` to a new file with POSIX calls, so a failure keeps its errno.
+    static func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw WriteError(path: path, errno: errno) }
+        defer { close(fd) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                unlink(path)  // no half-written file for a player to find
+                throw WriteError(path: path, errno: code)
+            }
+            offset += n
+        }
+    }
+
+    static func reason(_ error: any Error) -> String {
+        if let e = error as? WriteError { return e.description }
+        let ns = error as NSError
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+        return ns.localizedDescription
+    }
+}

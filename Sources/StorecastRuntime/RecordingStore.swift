@@ -1,0 +1,79 @@
+import Foundation
+import PostgresClient
+
+/// Recording rows in PostgreSQL: which streams record, and the state of each recorded session
+/// (recording, then ready or failed with the reason). Calls block: use them on the database
+/// thread (`PostgresExecutor.run` / `submit`).
+public enum RecordingStore {
+    public struct Row: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var tenant: String
+        public var stream: String
+        public var packagerNode: String
+        public var path: String
+        public var state: String
+        public var error: String?
+        public var durationSeconds: Double?
+        public var bytes: Int64
+        public var startedAt: String
+        public var endedAt: String?
+    }
+
+    /// Opens a recording row if the stream records; returns its id and directory.
+    public static func startIfEnabled(_ db: PostgresConnection, tenant: String, stream: String, node: String, root: String) throws -> (id: Int64, path: String)? {
+        let rows = try db.execute(
+            """
+            INSERT INTO recordings (stream_id, packager_node)
+            SELECT s.id, $3 FROM streams s JOIN tenants t ON t.id = s.tenant_id
+            WHERE t.slug = $1 AND s.slug = $2 AND s.record
+            RETURNING id
+            """, [tenant, stream, node])
+        guard let id = rows.int(0, "id") else { return nil }
+        let path = "\(root)/\(tenant)/\(stream)/\(id)"
+        _ = try db.execute("UPDATE recordings SET path = $2 WHERE id = $1", [String(id), path])
+        return (id, path)
+    }
+
+    public static func markReady(_ db: PostgresConnection, id: Int64, durationSeconds: Double, bytes: Int64) throws {
+        _ = try db.execute(
+            "UPDATE recordings SET state = 'ready', duration_seconds = $2, bytes = $3, ended_at = now() WHERE id = $1 AND state = 'recording'",
+            [String(id), String(durationSeconds), String(bytes)])
+    }
+
+    public static func markFailed(_ db: PostgresConnection, id: Int64, error: String, bytes: Int64) throws {
+        _ = try db.execute(
+            "UPDATE recordings SET state = 'failed', error = $2, bytes = $3, ended_at = now() WHERE id = $1 AND state = 'recording'",
+            [String(id), error, String(bytes)])
+    }
+
+    /// A restarted packager cannot finish what its previous run was writing.
+    public static func failLeftovers(_ db: PostgresConnection, node: String) throws -> Int {
+        try db.execute(
+            "UPDATE recordings SET state = 'failed', error = 'the packager restarted while recording', ended_at = now() WHERE packager_node = $1 AND state = 'recording'",
+            [node]).affected
+    }
+
+    /// Returns false when there is no such stream.
+    public static func setEnabled(_ db: PostgresConnection, tenant: String, stream: String, _ enabled: Bool) throws -> Bool {
+        try db.execute(
+            "UPDATE streams s SET record = $3, updated_at = now() FROM tenants t WHERE t.id = s.tenant_id AND t.slug = $1 AND s.slug = $2",
+            [tenant, stream, enabled ? "true" : "false"]).affected > 0
+    }
+
+    public static func list(_ db: PostgresConnection, tenant: String, stream: String, limit: Int = 100) throws -> [Row] {
+        let rows = try db.execute(
+            """
+            SELECT r.id, t.slug AS tenant, s.slug AS stream, r.packager_node, r.path, r.state, r.error, r.duration_seconds, r.bytes,
+                   to_char(r.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at,
+                   to_char(r.ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ended_at
+            FROM recordings r JOIN streams s ON s.id = r.stream_id JOIN tenants t ON t.id = s.tenant_id
+            WHERE t.slug = $1 AND s.slug = $2 ORDER BY r.started_at DESC, r.id DESC LIMIT $3
+            """, [tenant, stream, String(limit)])
+        return (0..<rows.count).map { i in
+            Row(id: rows.int(i, "id") ?? 0, tenant: rows.value(i, "tenant") ?? "", stream: rows.value(i, "stream") ?? "",
+                packagerNode: rows.value(i, "packager_node") ?? "", path: rows.value(i, "path") ?? "", state: rows.value(i, "state") ?? "",
+                error: rows.value(i, "error"), durationSeconds: rows.value(i, "duration_seconds").flatMap(Double.init),
+                bytes: rows.int(i, "bytes") ?? 0, startedAt: rows.value(i, "started_at") ?? "", endedAt: rows.value(i, "ended_at"))
+        }
+    }
+}

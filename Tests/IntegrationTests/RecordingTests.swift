@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+/// Recording on the real stack: the API turns it on, the packager writes the session to disk
+/// off the live path, finalises VOD playlists at the end, and keeps the row in PostgreSQL.
+@Suite(.serialized) struct RecordingTests {
+    static func recordings(_ stack: StorecastStack, _ stream: String) async -> [[String: Any]] {
+        let r = await TestEnvironment.httpGet("http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/\(stream)/recordings")
+        let body = r.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: Any] }
+        return body?["recordings"] as? [[String: Any]] ?? []
+    }
+
+    @Test func aRecordedSessionBecomesAVODPlaylistFFprobePlays() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "show")
+        let otherKey = try await stack.provisionStream(tenant: "shop", stream: "unrecorded")
+        let dir = stack.logDirectory.appendingPathComponent("recordings")
+        try stack.start(packagerArguments: ["--recordings-dir", dir.path])
+        try await stack.waitUntilReady()
+        let api = "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams"
+        #expect(await TestEnvironment.http("PUT", "\(api)/show/recording", json: #"{"enabled": true}"#)?.status == 200)
+        #expect(await TestEnvironment.http("PUT", "\(api)/nope/recording", json: #"{"enabled": true}"#)?.status == 404)
+        #expect(await TestEnvironment.http("PUT", "\(api)/show/recording", json: #"{"enabled": "yes"}"#)?.status == 400)
+
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory)
+        let other = try EndToEndTests.publisher(url: stack.rtmpURL(key: otherKey), seconds: 4, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1); other.stop(grace: 1) }
+        var rows: [[String: Any]] = []
+        let ready = await StorecastStack.eventually(timeout: .seconds(40)) {
+            rows = await Self.recordings(stack, "show")
+            return rows.first?["state"] as? String == "ready"
+        }
+        #expect(ready, "recording ready after the session: \(rows)\n\(stack.logs())")
+        let row = try #require(rows.first)
+        #expect(rows.count == 1)
+        let seconds = row["durationSeconds"] as? Double ?? 0
+        #expect(abs(seconds - 8) < 2.5, "about the 8 s published: \(seconds)")
+        #expect((row["bytes"] as? Int ?? 0) > 100_000)
+        let path = try #require(row["path"] as? String)
+        #expect(path.hasPrefix(dir.path + "/shop/show/"))
+
+        let vod = try String(contentsOfFile: path + "/360p/index.m3u8", encoding: .utf8)
+        #expect(vod.contains("#EXT-X-PLAYLIST-TYPE:VOD") && vod.hasSuffix("#EXT-X-ENDLIST\n"), "\(vod)")
+        #expect(!vod.contains("EXT-X-PART"), "a VOD playlist lists whole segments")
+        let master = try String(contentsOfFile: path + "/master.m3u8", encoding: .utf8)
+        #expect(master.contains("360p/index.m3u8") && master.contains("audio/index.m3u8"))
+        // ffprobe reads the VOD playlist itself (init + every segment, as a player would).
+        let probe = try await EndToEndTests.probe(URL(fileURLWithPath: path + "/360p/index.m3u8"), ["-show_entries", "format=duration", "-of", "csv=p=0"])
+        let probed = Double(probe.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(abs(probed - seconds) < 0.5, "ffprobe's duration \(probed) matches the row's \(seconds)")
+        #expect(await Self.recordings(stack, "unrecorded").isEmpty, "a stream without recording has no rows")
+        _ = await stack.stop()
+    }
+
+    /// A full disk (a 384 KiB tmpfs) fails the recording with the reason; live playback goes on.
+    @Test func aFullDiskFailsTheRecordingAndLiveGoesOn() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "tiny")
+        let dir = stack.logDirectory.appendingPathComponent("tiny-disk")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (mounted, mountLog) = try await ServiceProcess.run(URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=384k", "tmpfs", dir.path])
+        try #require(mounted == 0, "this test mounts a small tmpfs and needs root: \(mountLog)")
+        defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: ["-l", dir.path]) }
+        try stack.start(packagerArguments: ["--recordings-dir", dir.path])
+        try await stack.waitUntilReady()
+        #expect(await TestEnvironment.http("PUT", "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/tiny/recording", json: #"{"enabled": true}"#)?.status == 200)
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 30, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        var rows: [[String: Any]] = []
+        let failed = await StorecastStack.eventually(timeout: .seconds(30)) {
+            rows = await Self.recordings(stack, "tiny")
+            return rows.first?["state"] as? String == "failed"
+        }
+        #expect(failed, "the recording fails when the disk is full: \(rows)\n\(stack.logs())")
+        #expect((rows.first?["error"] as? String)?.contains("No space left on device") == true, "\(rows)")
+        // Live keeps going: the playlist still gains segments after the failure.
+        let playlist = { String(decoding: await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/tiny/360p/index.m3u8")?.body ?? [], as: UTF8.self) }
+        let last = { (text: String) in text.matches(of: /\nseg-(\d+)\.m4s/).last.map { Int($0.1)! } ?? -1 }
+        let before = last(await playlist())
+        let advanced = await StorecastStack.eventually(timeout: .seconds(10)) { last(await playlist()) >= before + 2 }
+        let after = last(await playlist())
+        #expect(before >= 0 && advanced, "live segments after the failure: \(before) → \(after)")
+        _ = await stack.stop()
+    }
+}

@@ -16,6 +16,12 @@ public enum ControlAPI {
     struct Visibility: Decodable { var visibility: String }
     struct TokenRequest: Decodable { var ttlSeconds: Int? }
     struct RecordingSwitch: Decodable { var enabled: Bool }
+    struct Playback: Encodable {
+        var tenant: String; var stream: String
+        /// The packager node serving it (nil when none is registered).
+        var origin: String?
+        var playbackURL: String; var thumbnailURL: String
+    }
     struct IssuedToken: Encodable {
         var token: String
         /// Unix seconds.
@@ -70,13 +76,26 @@ public enum ControlAPI {
             let leases = try await guarded { try await LeaseLedger.list(in: catalog.database, currentOnly: current, limit: limit) }
             return try json(["leases": leases])
         }
+        /// The packager a stream plays from (PostgreSQL: the one ingest placed it on, or where
+        /// rendezvous hashing will place it), or the configured base when none is registered.
+        @Sendable func origin(_ tenant: String, _ stream: String) async throws -> (node: String?, base: String) {
+            let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
+            guard streams.contains(where: { $0.slug == stream }) else { throw APIError.notFound("no stream \(tenant)/\(stream)") }
+            let node = try await guarded { try await catalog.database.run { try NodeRegistry.origin($0, tenant: tenant, stream: stream) } }
+            return (node?.id, node?.publicURL ?? playbackBaseURL)
+        }
+        v1.get("tenants/:tenant/streams/:stream/playback") { _, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let (node, base) = try await origin(tenant, stream)
+            return try json(Playback(tenant: tenant, stream: stream, origin: node, playbackURL: "\(base)/live/\(tenant)/\(stream)/master.m3u8",
+                                     thumbnailURL: "\(base)/live/\(tenant)/\(stream)/thumbnail.jpg"))
+        }
         // A stream's latest preview still: the packager serves it; the API sends callers there.
         v1.get("tenants/:tenant/streams/:stream/thumbnail") { _, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
-            guard streams.contains(where: { $0.slug == stream }) else { throw APIError.notFound("no stream \(tenant)/\(stream)") }
+            let (_, base) = try await origin(tenant, stream)
             var headers = HTTPFields()
-            headers[.location] = "\(playbackBaseURL)/live/\(tenant)/\(stream)/thumbnail.jpg"
+            headers[.location] = "\(base)/live/\(tenant)/\(stream)/thumbnail.jpg"
             headers[.cacheControl] = "max-age=2"
             return Response(status: .found, headers: headers)
         }
@@ -123,8 +142,9 @@ public enum ControlAPI {
             guard let issued = try await guarded({ try await access.issueToken(tenant: tenant, stream: stream, seconds: seconds) }) else {
                 throw APIError.notFound("no stream \(tenant)/\(stream)")
             }
+            let (_, base) = try await origin(tenant, stream)
             return try json(IssuedToken(token: issued.token, expiresAt: issued.expiry,
-                                        playbackURL: "\(playbackBaseURL)/live/\(tenant)/\(stream)/master.m3u8?token=\(issued.token)"), status: .created)
+                                        playbackURL: "\(base)/live/\(tenant)/\(stream)/master.m3u8?token=\(issued.token)"), status: .created)
         }
         // Recording: on or off per stream; each recorded session is a row with its state.
         v1.put("tenants/:tenant/streams/:stream/recording") { request, context -> Response in

@@ -13,7 +13,8 @@ public final class IngestServer: Service, Sendable {
         public var rtmpPort: Int
         /// Where transcoder workers connect (ROUTER bind).
         public var workEndpoint: String
-        /// Where workers push renditions (told to them with each lease).
+        /// Where workers push renditions when no packager is registered in PostgreSQL (otherwise
+        /// each stream goes to its rendezvous owner among the live packagers).
         public var packagerEndpoint: String
         public var nodeID: String
         public var liveStreams: LiveStreamTable.Configuration
@@ -44,6 +45,7 @@ public final class IngestServer: Service, Sendable {
 
     public func run() async throws {
         let (config, context, logger, ledger) = (configuration, self.context, self.logger, self.ledger)
+        let packagers = PackagerDirectory(database: catalog.database, fallbackEndpoint: config.packagerEndpoint, logger: logger)
         do {
             let closed = try await ledger.closeLeftovers()
             if closed > 0 { logger.info("ended transcoder leases left open by this node's previous run", metadata: ["leases": "\(closed)"]) }
@@ -53,9 +55,12 @@ public final class IngestServer: Service, Sendable {
         let dispatcher = try ZMQActor<DispatchCommand>(name: "ingest-dispatch", tickInterval: .milliseconds(250), onError: { error in
             logger.error("dispatcher error", metadata: ["error": "\(error)"])
         }) {
-            try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagerEndpoint: config.packagerEndpoint, ledger: ledger, logger: logger)
+            try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagers: packagers, ledger: ledger, logger: logger)
         }
         defer { dispatcher.stop() }
+        await packagers.refresh()
+        let refresher = Task { await packagers.run() }
+        defer { refresher.cancel() }
         let gate = PublishGate(catalog: catalog, dispatcher: dispatcher, nodeID: config.nodeID, table: config.liveStreams, logger: logger)
         let connections = ConnectionSet()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

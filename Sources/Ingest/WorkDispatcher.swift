@@ -30,11 +30,13 @@ final class WorkDispatcher: ZMQActorBody {
         /// The worker is draining: move at the next point a new worker can start from.
         var handoff = false
         var profile: TranscodeProfile?
+        /// The packager this session's renditions go to; kept for the session once chosen.
+        var packagerEndpoint: String?
     }
 
     private let router: ZMQSocket
     private let nodeID: String
-    private let packagerEndpoint: String
+    private let packagers: PackagerDirectory
     private let logger: Logger
     private let ledger: LeaseLedger?
     private let clock = ContinuousClock()
@@ -49,13 +51,13 @@ final class WorkDispatcher: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [router] }
 
-    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagerEndpoint: String, ledger: LeaseLedger?, logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagers: PackagerDirectory, ledger: LeaseLedger?, logger: Logger) throws {
         router = try ZMQSocket(context: context, type: .router)
         try router.setRouterMandatory(true)
         try router.setSendHighWaterMark(20_000)
         try router.bind(bindEndpoint)
         self.nodeID = nodeID
-        self.packagerEndpoint = packagerEndpoint
+        self.packagers = packagers
         self.ledger = ledger
         self.logger = logger
     }
@@ -174,8 +176,22 @@ final class WorkDispatcher: ZMQActorBody {
         streams[id]?.worker = worker
         ledger?.granted(streamID: id, workerID: worker, replacing: reason)
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "snapshot_units": "\(stream.cache.units.count)"])
-        guard send(.assign(Assignment(streamID: id, packagerEndpoint: packagerEndpoint, profile: stream.profile)), to: worker) else { return }
+        guard send(.assign(Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile)), to: worker) else { return }
         for message in stream.cache.snapshot { _ = send(message, to: worker) }
+    }
+
+    /// The session's packager: chosen at its first lease by rendezvous hashing over the live
+    /// packagers, then kept, so a new worker after a failover pushes to the same one.
+    private func packagerEndpoint(for id: Int64) -> String {
+        if let chosen = streams[id]?.packagerEndpoint { return chosen }
+        guard let announce = streams[id]?.cache.announce else { return packagers.placement(tenant: "", stream: "").endpoint }
+        let placement = packagers.placement(tenant: announce.tenant, stream: announce.streamName)
+        streams[id]?.packagerEndpoint = placement.endpoint
+        if let node = placement.node {
+            packagers.recordOrigin(streamID: id, node: node)
+            logger.info("stream placed on packager", metadata: ["stream": "\(id)", "packager": "\(node)"])
+        }
+        return placement.endpoint
     }
 
     /// Sends to one worker; on an unroutable or full peer the worker is dropped and its streams

@@ -19,6 +19,10 @@ public final class PackagerService: Service, Sendable {
         /// Where recordings are written (needs the database).
         public var recordingsDirectory = "recordings"
         public var node = "packager"
+        /// What this packager registers in PostgreSQL for sharding: the ZeroMQ endpoint
+        /// transcoders push to, and the base URL players use.
+        public var advertisedEndpoint: String?
+        public var publicURL: String?
         /// LL-HLS part target in seconds; nil serves plain HLS.
         public var partTarget: Double?
         public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, partTarget: Double? = 1.0 / 3.0) {
@@ -64,6 +68,23 @@ public final class PackagerService: Service, Sendable {
             configuration: .init(address: .hostname(config.httpHost, port: config.httpPort), serverName: "storecast-packager"),
             logger: logger)
         logger.info("packager ready", metadata: ["pull": "\(config.pullEndpoint)", "http": "\(config.httpHost):\(config.httpPort)"])
+        // Registered as a live packager (heartbeat every 2 s): ingest shards streams over these.
+        let registration = Task { [logger] in
+            guard let database, let endpoint = config.advertisedEndpoint else { return }
+            let me = NodeRegistry.Node(id: config.node, service: "packager", endpoint: endpoint, publicURL: config.publicURL)
+            var registered = false
+            while !Task.isCancelled {
+                do {
+                    try await database.run { try NodeRegistry.heartbeat($0, me) }
+                    if !registered { logger.info("registered as a live packager", metadata: ["endpoint": "\(endpoint)", "public_url": "\(config.publicURL ?? "-")"]) }
+                    registered = true
+                } catch {
+                    logger.warning("packager heartbeat failed; ingest stops sending new streams here after \(NodeRegistry.liveSeconds) s", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .seconds(2))
+            }
+        }
+        defer { registration.cancel() }
         // Viewer gauges every 5 s, for as long as the origin serves.
         let reporter = Task { [viewers] in
             while !Task.isCancelled {
@@ -73,6 +94,8 @@ public final class PackagerService: Service, Sendable {
         }
         defer { reporter.cancel() }
         try await app.run()
+        registration.cancel()
+        if let database { _ = try? await database.run { try NodeRegistry.remove($0, id: config.node) } }
         // Shutting down: streams still live end their recordings here, as ready, with what was written.
         if let recorder, let database {
             pipeline.stop()

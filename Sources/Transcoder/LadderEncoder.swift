@@ -282,6 +282,7 @@ final class LadderEncoder {
     /// packets come back in rung order.
     private func encodeLadder(_ frame: VideoFrame, keyframe: Bool, streamID: Int64) throws -> [WireMessage] {
         var packets: [[EncodedPacket]] = []
+        guard !renditions.isEmpty else { return [] }  // an empty ladder (no rung fits) encodes nothing
         if renditions.count == 1 {
             packets = [try renditions[0].rung.encodeHere(frame, keyframe: keyframe)]
         } else {

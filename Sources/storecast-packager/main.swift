@@ -21,6 +21,8 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given).") var hlsjsFile: String?
     @Option(help: "PostgreSQL connection string: private streams and playback tokens. Without it every stream is public.") var database: String?
     @Option(help: "Directory recordings are written to (streams with recording on; needs --database).") var recordingsDir = "recordings"
+    @Option(help: "ZeroMQ endpoint transcoders reach this packager at, registered for sharding (default: --pull-endpoint with * as 127.0.0.1).") var advertiseEndpoint: String?
+    @Option(help: "Base URL players reach this packager at, registered for sharding (default: http://127.0.0.1:<http-port>).") var publicURL: String?
     @Option(help: "Node name.") var node: String?
     @Option(help: "Log level.") var logLevel = "info"
 
@@ -43,6 +45,8 @@ struct PackagerCommand: AsyncParsableCommand {
         var configuration = PackagerService.Configuration(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget)
         configuration.recordingsDirectory = recordingsDir
         configuration.node = nodeID
+        configuration.advertisedEndpoint = advertiseEndpoint ?? pullEndpoint.replacingOccurrences(of: "*", with: "127.0.0.1")
+        configuration.publicURL = publicURL ?? "http://127.0.0.1:\(httpPort)"
         let packager = PackagerService(
             configuration: configuration,
             context: context, database: database.map { PostgresExecutor(conninfo: $0, name: "packager-db") }, logger: logger)

@@ -39,7 +39,12 @@ struct TranscoderCommand: AsyncParsableCommand {
             }
             slate = Array(data)
         }
-        var settings = TranscoderSettings(preset: preset, gopSeconds: gop, encoderThreads: encoderThreads, rungs: rungs.split(separator: ",").map(String.init), thumbnailInterval: thumbnailInterval)
+        let chosenRungs = rungs.split(separator: ",").map(String.init)
+        let known = RenditionLadder.field.rungs.map(\.name)
+        if let unknown = chosenRungs.first(where: { !known.contains($0) }) {
+            throw ValidationError("--rungs: \(unknown) is not a rung; choose from \(known.joined(separator: ","))")
+        }
+        var settings = TranscoderSettings(preset: preset, gopSeconds: gop, encoderThreads: encoderThreads, rungs: chosenRungs, thumbnailInterval: thumbnailInterval)
         settings.slateImage = slate
         guard let from = TranscoderSettings.ScaleSource(rawValue: scaleFrom) else { throw ValidationError("--scale-from is rung or source, not \(scaleFrom)") }
         settings.scaleFrom = from

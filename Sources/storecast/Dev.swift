@@ -36,7 +36,8 @@ struct Dev: AsyncParsableCommand {
         if !rungs.isEmpty { transcoderArgs += ["--rungs", rungs] }
         let services: [(String, [String])] = [
             ("storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-port", "\(metricsPort)", "--http-host", "127.0.0.1"]),
-            ("storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)"]),
+            ("storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)",
+                                    "--database", postgres.conninfo, "--public-url", "http://\(publicHost):\(httpPort)"]),
             ("storecast-ingest", ["--database", postgres.conninfo, "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
             ("storecast-transcoder", transcoderArgs),
             ("storecast-api", ["--database", postgres.conninfo, "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,

@@ -10,6 +10,8 @@ final class StorecastStack: @unchecked Sendable {
     let metricsPort: Int
     let logDirectory: URL
     private(set) var services: [ServiceProcess] = []
+    /// HTTP ports of extra packagers by node name (the first packager uses `httpPort`).
+    private(set) var extraPackagerPorts: [String: Int] = [:]
 
     var playbackBase: String { "http://127.0.0.1:\(httpPort)" }
     func rtmpURL(key: String) -> String { "rtmp://127.0.0.1:\(rtmpPort)/live/\(key)" }
@@ -44,15 +46,22 @@ final class StorecastStack: @unchecked Sendable {
 
     /// Starts the services. `workers` names the transcoder workers (one process each, the name is
     /// also its node id); `workerArguments` and `packagerArguments` are added to their command lines.
-    func start(workers: [String] = ["storecast-transcoder"], workerArguments: [String] = [], packagerArguments: [String] = []) throws {
+    /// `extraPackagers` names more packager nodes (sharding); each gets its own ports.
+    func start(workers: [String] = ["storecast-transcoder"], workerArguments: [String] = [], packagerArguments: [String] = [], extraPackagers: [String] = []) throws {
         let work = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let renditions = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let telemetry = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         var plan: [(name: String, binary: String, arguments: [String])] = [
             ("storecast-metrics", "storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(metricsPort)"]),
-            ("storecast-packager", "storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--database", database, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)"] + packagerArguments),
+            ("storecast-packager", "storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--database", database, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)", "--node", "packager-main"] + packagerArguments),
             ("storecast-ingest", "storecast-ingest", ["--database", database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
         ]
+        for name in extraPackagers {
+            let (port, pull) = (try TestEnvironment.freePort(), try TestEnvironment.freePort())
+            extraPackagerPorts[name] = port
+            plan.append((name, "storecast-packager", ["--pull-endpoint", "tcp://127.0.0.1:\(pull)", "--metrics-endpoint", telemetry, "--database", database,
+                                                      "--http-host", "127.0.0.1", "--http-port", "\(port)", "--node", name] + packagerArguments))
+        }
         for worker in workers {
             plan.append((worker, "storecast-transcoder", ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", "ultrafast", "--node", worker] + workerArguments))
         }

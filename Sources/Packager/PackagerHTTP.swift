@@ -13,11 +13,14 @@ public struct OriginSettings: Sendable {
     public var lowLatency: LowLatencySettings?
     public var hlsJSURL: String?
     public var hlsJS: [UInt8]?
+    /// Where segments that left the in-memory window are read from (nil: no DVR).
+    public var dvr: DVRArchive?
     /// The longest a blocking playlist or preload-hinted part request is held: three target
     /// durations, after which it gets 503 (the draft leaves the bound to the server).
     public var blockTimeout: Duration { .milliseconds(Int64(targetDuration * 3_000)) }
 
-    public init(targetDuration: Double, lowLatency: LowLatencySettings?, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil) {
+    public init(targetDuration: Double, lowLatency: LowLatencySettings?, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, dvr: DVRArchive? = nil) {
+        self.dvr = dvr
         self.hlsJS = hlsJS
         self.targetDuration = targetDuration
         self.lowLatency = lowLatency
@@ -146,6 +149,12 @@ enum PackagerHTTP {
             switch resource {
             case .segment(let n):
                 guard let segment = rendition.segment(n) else {
+                    if let dvr = settings.dvr, rendition.archivedSegment(n) != nil {
+                        guard let data = await dvr.read(key, rendition: name, sequence: n) else {
+                            throw HTTPError(.serviceUnavailable, message: "Segment \(n) of the DVR window cannot be read from disk; see the packager's log.")
+                        }
+                        return bytes(data, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(rendition.track.name)-\(package?.streamID ?? 0)-s\(n)\"")
+                    }
                     throw HTTPError(.notFound, message: "Segment \(n) is not in the live window.")
                 }
                 return bytes(segment.bytes, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(rendition.track.name)-\(package?.streamID ?? 0)-s\(n)\"")

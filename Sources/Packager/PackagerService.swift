@@ -16,6 +16,10 @@ public final class PackagerService: Service, Sendable {
         public var hlsJSURL: String?
         /// hls.js served by the origin itself at /assets/hls.js.
         public var hlsJS: [UInt8]?
+        /// Seconds of DVR window listed in media playlists (0: only the in-memory live window);
+        /// media older than the live window is served from `dvrDirectory`.
+        public var dvrWindow: Double = 0
+        public var dvrDirectory = "dvr"
         /// Where recordings are written (needs the database).
         public var recordingsDirectory = "recordings"
         public var node = "packager"
@@ -56,14 +60,15 @@ public final class PackagerService: Service, Sendable {
     public func run() async throws {
         let (config, context, logger, store, viewers, database) = (configuration, self.context, self.logger, self.store, self.viewers, self.database)
         let recorder = database.map { Recorder(database: $0, root: config.recordingsDirectory, node: config.node, logger: logger) }
+        let dvr = config.dvrWindow > 0 ? DVRArchive(root: config.dvrDirectory, logger: logger) : nil
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
-            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, windowSegments: config.windowSegments, recorder: recorder, logger: logger)
+            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, logger: logger)
         }
         defer { pipeline.stop() }
         let app = Application(
-            router: PackagerHTTP.router(store: store, settings: OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS),
+            router: PackagerHTTP.router(store: store, settings: OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr),
                                        gate: PlaybackGate(store: database.map(PlaybackAccessStore.init(database:))), viewers: viewers),
             configuration: .init(address: .hostname(config.httpHost, port: config.httpPort), serverName: "storecast-packager"),
             logger: logger)

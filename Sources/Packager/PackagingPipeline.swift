@@ -23,6 +23,8 @@ final class PackagingPipeline: ZMQActorBody {
     private let windowSegments: Int
     private let logger: Logger
     private let recorder: Recorder?
+    private let dvr: DVRArchive?
+    private let dvrWindow: Double
     private var streams: [Int64: Stream] = [:]
     private let segmentsCounter = Counter(label: "storecast_packager_segments_total")
     private let partsCounter = Counter(label: "storecast_packager_parts_total")
@@ -33,8 +35,10 @@ final class PackagingPipeline: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [pull] }
 
-    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, windowSegments: Int, recorder: Recorder?, logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, logger: Logger) throws {
         self.recorder = recorder
+        self.dvr = dvr
+        self.dvrWindow = dvr == nil ? 0 : dvrWindow
         pull = try ZMQSocket(context: context, type: .pull)
         try pull.setReceiveHighWaterMark(50_000)
         try pull.bind(bindEndpoint)
@@ -183,9 +187,12 @@ final class PackagingPipeline: ZMQActorBody {
             if let recorder, let initSegment = store.package(key)?.renditions[rendition]?.initSegment {
                 recorder.segment(key: key, rendition: rendition, initSegment: initSegment, segment: segment, targetDuration: targetDuration)
             }
+            dvr?.write(key, rendition: rendition, segment: segment)
         }
         if !output.parts.isEmpty { partsCounter.increment(by: output.parts.count) }
-        let window = windowSegments
-        store.update(key) { package in package?.renditions[rendition]?.add(output, window: window) }
+        let (window, dvrWindow) = (windowSegments, self.dvrWindow)
+        var expired: [Int] = []
+        store.update(key) { package in expired = package?.renditions[rendition]?.add(output, window: window, dvrWindow: dvrWindow) ?? [] }
+        dvr?.delete(key, rendition: rendition, sequences: expired)
     }
 }

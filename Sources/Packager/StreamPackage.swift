@@ -35,6 +35,9 @@ public struct RenditionPackage: Sendable {
 
     /// Parts of the segment being written (its media sequence number is the next one).
     public var openParts: [PackagedPart] = []
+    /// Segments that left the in-memory window but are still in the DVR window: listed, their
+    /// bytes on disk (`DVRArchive`); `bytes` is empty here.
+    public var archived: [PackagedSegment] = []
 
     /// The newest complete segment and the newest part, for blocking reload.
     public var edge: PlaylistEdge {
@@ -44,16 +47,41 @@ public struct RenditionPackage: Sendable {
     }
 
     /// Takes what the segmenter produced: parts join the open segment, a finished segment
-    /// replaces them. Keeps `window` segments.
-    public mutating func add(_ output: SegmenterOutput, window: Int) {
+    /// replaces them. Keeps `window` segments in memory; with a DVR window (seconds) older ones
+    /// stay listed as archived until the listed total passes it. Returns the sequences that
+    /// left the DVR window (their files can go).
+    @discardableResult
+    public mutating func add(_ output: SegmenterOutput, window: Int, dvrWindow: Double = 0) -> [Int] {
         openParts += output.parts
-        if let segment = output.segment {
-            openParts.removeAll { $0.sequence <= segment.sequence }
-            segments.append(segment)
-            while segments.count > window {
-                if segments.removeFirst().discontinuity { discontinuitySequence += 1 }
+        guard let segment = output.segment else { return [] }
+        openParts.removeAll { $0.sequence <= segment.sequence }
+        segments.append(segment)
+        var dropped: [Int] = []
+        while segments.count > window {
+            var old = segments.removeFirst()
+            if dvrWindow > 0 {
+                old.bytes = []
+                old.parts = []
+                archived.append(old)
+            } else if old.discontinuity {
+                discontinuitySequence += 1
             }
         }
+        var listed = archived.reduce(0) { $0 + $1.duration } + segments.reduce(0) { $0 + $1.duration }
+        while let first = archived.first, listed - first.duration >= dvrWindow {
+            archived.removeFirst()
+            listed -= first.duration
+            if first.discontinuity { discontinuitySequence += 1 }
+            dropped.append(first.sequence)
+        }
+        return dropped
+    }
+
+    /// An archived segment's entry (its bytes are on disk).
+    public func archivedSegment(_ sequence: Int) -> PackagedSegment? {
+        guard let first = archived.first, sequence >= first.sequence, sequence - first.sequence < archived.count else { return nil }
+        let s = archived[sequence - first.sequence]
+        return s.sequence == sequence ? s : archived.first { $0.sequence == sequence }
     }
 
     public func segment(_ sequence: Int) -> PackagedSegment? {
@@ -75,14 +103,15 @@ public struct RenditionPackage: Sendable {
     public func mediaPlaylist(targetDuration: Double, lowLatency: LowLatencySettings?, query: String = "", skip: Bool = false, reports: [RenditionReport] = []) -> String {
         let uri = PlaylistURIs(query: query)
         let partsFrom = (segments.last?.sequence ?? 0) - (lowLatency?.partSegments ?? 0) + 1
-        let listed = segments.map { s in
+        let all = archived + segments
+        let listed = all.map { s in
             PlaylistSegment(
                 sequence: s.sequence, duration: s.duration, uri: uri.segment(s.sequence), discontinuity: s.discontinuity,
                 programDateTime: s.programDateTime.map(ProgramDateTime.format),
                 parts: lowLatency != nil && s.sequence >= partsFrom ? s.parts.enumerated().map { PlaylistPart(duration: $1.duration, uri: uri.part(s.sequence, $0), independent: $1.independent) } : [])
         }
         // RFC 8216 4.3.3.1: every EXTINF rounded to the nearest integer is <= the target.
-        let target = max(Int(targetDuration.rounded()), Int((segments.map(\.duration).max() ?? targetDuration).rounded()), 1)
+        let target = max(Int(targetDuration.rounded()), Int((all.map(\.duration).max() ?? targetDuration).rounded()), 1)
         var playlist = MediaPlaylist(targetDuration: target, mapURI: uri.initSegment, segments: listed, discontinuitySequence: discontinuitySequence, ended: ended)
         if let ll = lowLatency {
             let skipBoundary = Double(target) * 6
@@ -94,7 +123,7 @@ public struct RenditionPackage: Sendable {
                 playlist.preloadHintURI = uri.part(next.0, next.1)
                 playlist.renditionReports = reports
             }
-            if skip { playlist.skippedSegments = MediaPlaylist.skippableSegments(durations: segments.map(\.duration), skipBoundary: skipBoundary) }
+            if skip { playlist.skippedSegments = MediaPlaylist.skippableSegments(durations: all.map(\.duration), skipBoundary: skipBoundary) }
         }
         return playlist.render()
     }

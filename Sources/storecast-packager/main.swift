@@ -15,7 +15,9 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "HTTP address.") var httpHost = "0.0.0.0"
     @Option(help: "HTTP port.") var httpPort = 8080
     @Option(help: "Target segment duration in seconds.") var segmentDuration: Double = 2
-    @Option(help: "Segments kept in each live playlist.") var window = 10
+    @Option(help: "Segments kept in memory and in each live playlist.") var window = 10
+    @Option(help: "DVR window in seconds (for example 7200): older segments stay listed and are served from --dvr-dir; 0 turns it off.") var dvrWindow: Double = 0
+    @Option(help: "Directory of the DVR window's segments.") var dvrDir = "dvr"
     @Option(help: "Low-Latency HLS part target in seconds (0.2 to 0.5); 0 serves plain HLS without parts.") var partTarget: Double = 1.0 / 3.0
     @Option(help: "URL of hls.js for browsers without native HLS (optional).") var hlsjsURL: String?
     @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given).") var hlsjsFile: String?
@@ -44,6 +46,8 @@ struct PackagerCommand: AsyncParsableCommand {
         let context = try ZMQContext()
         var configuration = PackagerService.Configuration(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget)
         configuration.recordingsDirectory = recordingsDir
+        configuration.dvrWindow = dvrWindow
+        configuration.dvrDirectory = dvrDir
         configuration.node = nodeID
         configuration.advertisedEndpoint = advertiseEndpoint ?? pullEndpoint.replacingOccurrences(of: "*", with: "127.0.0.1")
         configuration.publicURL = publicURL ?? "http://127.0.0.1:\(httpPort)"

@@ -17,6 +17,7 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
     @Option(help: "x264 preset for the transcoder.") var preset = "veryfast"
     @Option(help: "Host name printed in URLs.") var publicHost = "127.0.0.1"
+    @Flag(help: "Also pass the publisher's H.264 through as a `source` rendition (no transcoding).") var sourceRung = false
 
     func run() async throws {
         let say: (String) -> Void = { print("storecast dev: \($0)"); fflush(nil) }
@@ -34,6 +35,7 @@ struct Dev: AsyncParsableCommand {
         let work = "tcp://127.0.0.1:\(zmqBasePort)", renditions = "tcp://127.0.0.1:\(zmqBasePort + 1)", telemetry = "tcp://127.0.0.1:\(zmqBasePort + 2)"
         var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", preset]
         if !rungs.isEmpty { transcoderArgs += ["--rungs", rungs] }
+        if sourceRung { transcoderArgs.append("--source-rung") }
         let services: [(String, [String])] = [
             ("storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-port", "\(metricsPort)", "--http-host", "127.0.0.1"]),
             ("storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)",

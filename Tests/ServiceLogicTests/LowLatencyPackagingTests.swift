@@ -214,3 +214,30 @@ import Testing
         #expect(accounting.report() == [:])
     }
 }
+
+@Suite struct DVRWindowTests {
+    static func segment(_ n: Int, discontinuity: Bool = false) -> SegmenterOutput {
+        SegmenterOutput(parts: [], segment: PackagedSegment(sequence: n, duration: 2, bytes: [UInt8](repeating: 1, count: 100), discontinuity: discontinuity, sampleCount: 60))
+    }
+
+    @Test func memoryKeepsTheLiveWindowAndTheListKeepsTheDVRWindow() throws {
+        var r = try StreamPackageTests.rendition("360p", kind: .video, segments: 0)
+        var expired: [Int] = []
+        for n in 0..<12 { expired += r.add(Self.segment(n, discontinuity: n == 1), window: 3, dvrWindow: 10) }
+        #expect(r.segments.map(\.sequence) == [9, 10, 11], "three in memory")
+        #expect(r.archived.map(\.sequence) == [7, 8], "listed up to 10 s in all")
+        #expect(r.archived.allSatisfy { $0.bytes.isEmpty })
+        #expect(expired == [0, 1, 2, 3, 4, 5, 6], "files of segments out of the DVR window can go")
+        #expect(r.discontinuitySequence == 1, "segment 1's discontinuity scrolled out of the list")
+        #expect(r.archivedSegment(7)?.sequence == 7 && r.archivedSegment(9) == nil && r.segment(9) != nil)
+        let text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil)
+        #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:7\n#EXT-X-DISCONTINUITY-SEQUENCE:1\n"), "\(text)")
+        #expect(text.components(separatedBy: "#EXTINF").count - 1 == 5)
+    }
+
+    @Test func withoutDVRNothingIsArchived() throws {
+        var r = try StreamPackageTests.rendition("360p", kind: .video, segments: 0)
+        for n in 0..<6 { #expect(r.add(Self.segment(n), window: 3).isEmpty) }
+        #expect(r.archived.isEmpty && r.segments.map(\.sequence) == [3, 4, 5])
+    }
+}

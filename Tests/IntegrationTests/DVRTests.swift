@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// A DVR window longer than the in-memory live window: older segments stay listed and are
+/// served from disk; files that leave the DVR window are deleted.
+@Suite(.serialized) struct DVRTests {
+    @Test func segmentsOlderThanTheLiveWindowPlayFromDisk() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "dvr")
+        let dir = stack.logDirectory.appendingPathComponent("dvr")
+        try stack.start(packagerArguments: ["--window", "2", "--dvr-window", "8", "--dvr-dir", dir.path])
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 30, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let base = "\(stack.playbackBase)/live/shop/dvr/360p"
+        var playlist = ""
+        let listed = await StorecastStack.eventually(timeout: .seconds(30)) {
+            playlist = String(decoding: await TestEnvironment.httpGet("\(base)/index.m3u8")?.body ?? [], as: UTF8.self)
+            return (playlist.firstMatch(of: /#EXT-X-MEDIA-SEQUENCE:(\d+)/).map { Int($0.1)! } ?? 0) >= 2
+        }
+        #expect(listed, "the DVR window scrolls:\n\(playlist)\n\(stack.logs())")
+        let sequences = playlist.matches(of: /\nseg-(\d+)\.m4s/).map { Int($0.1)! }
+        #expect(sequences.count >= 4, "more than the 2 segments held in memory are listed: \(sequences)")
+        let total = playlist.matches(of: /#EXTINF:([\d.]+),/).reduce(0.0) { $0 + Double($1.1)! }
+        #expect(total >= 6 && total <= 12, "about the 8 s DVR window is listed: \(total)")
+        // The oldest listed segment comes from disk and decodes.
+        let oldest = sequences[0]
+        let segment = try #require(await TestEnvironment.httpGet("\(base)/seg-\(oldest).m4s"))
+        #expect(segment.status == 200)
+        let initData = try #require(await TestEnvironment.httpGet("\(base)/init.mp4")).body
+        let file = stack.logDirectory.appendingPathComponent("dvr-oldest.mp4")
+        try Data(initData + segment.body).write(to: file)
+        let frames = try await EndToEndTests.probe(file, ["-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])
+        #expect((Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 30, "\(frames)")
+        // Files before the DVR window are gone; those in it are there.
+        let renditionDir = dir.appendingPathComponent("shop/dvr/360p")
+        let files = try FileManager.default.contentsOfDirectory(atPath: renditionDir.path)
+        #expect(files.contains("seg-\(oldest).m4s"))
+        #expect(!files.contains("seg-0.m4s"), "segment 0 left the DVR window and its file went: \(files.sorted())")
+        #expect(await TestEnvironment.httpGet("\(base)/seg-0.m4s")?.status == 404)
+        _ = await stack.stop()
+    }
+}

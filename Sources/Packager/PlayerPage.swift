@@ -59,7 +59,8 @@ enum PlayerPage {
         } else if (hlsJS) {
           window.storecastPlayer = 'hls.js';
           waitForStream().then(() => {
-            const hls = new Hls({ lowLatencyMode: true });
+            // Low-latency mode; after a stall, play up to 1.5x until back at the target latency.
+            const hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5 });
             hls.on(Hls.Events.ERROR, (e, d) => {
               if (!d.fatal) return;
               window.storecastErrors = (window.storecastErrors || 0) + 1;

@@ -56,7 +56,7 @@ import Testing
         let probe = """
             const v = document.getElementById('player'), h = window.storecastHls;
             return [v.currentTime, window.storecastPlayer || '', window.storecastErrors || 0, window.storecastStalls || [],
-                    h ? h.latency : -1, h ? h.lowLatencyMode : false, h && h.playingDate ? Date.now() - h.playingDate.getTime() : -1];
+                    h ? h.latency : -1, h ? h.lowLatencyMode : false, h && h.playingDate ? Date.now() - h.playingDate.getTime() : -1, h ? h.targetLatency : -1];
             """
         let started = await StorecastStack.eventually(timeout: .seconds(25)) {
             ((try? await browser.evaluate(probe) as? [Any])?.first as? NSNumber)?.doubleValue ?? 0 > 0
@@ -78,7 +78,7 @@ import Testing
         let latencies = samples.compactMap { ($0[4] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         let wall = samples.compactMap { ($0[6] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         #expect(!latencies.isEmpty, "hls.js reports its latency")
-        print("hls.js low-latency run: latency p50 \(latencies[latencies.count / 2]) s, max \(latencies.last ?? 0) s; now minus PROGRAM-DATE-TIME of the frame on screen p50 \(wall.isEmpty ? -1 : wall[wall.count / 2]) ms; stalls \(stalls)")
+        print("hls.js low-latency run: latency p50 \(latencies[latencies.count / 2]) s, max \(latencies.last ?? 0) s, last \(samples.last?[4] ?? -1) s, target \(samples.last?[7] ?? -1) s; now minus PROGRAM-DATE-TIME of the frame on screen p50 \(wall.isEmpty ? -1 : wall[wall.count / 2]) ms; stalls \(stalls)")
         _ = await stack.stop()
     }
 }

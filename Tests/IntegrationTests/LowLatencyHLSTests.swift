@@ -118,3 +118,52 @@ import Testing
         _ = await stack.stop()
     }
 }
+
+/// Single-track streams through the whole stack: a video-only publisher (no audio group) and an
+/// audio-only one (the audio rendition is the only variant) both become playable LL-HLS.
+@Suite(.serialized) struct SingleTrackStreamTests {
+    static func publisher(url: String, video: Bool, logDirectory: URL) throws -> ServiceProcess {
+        let input = video ? ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30"] : ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100"]
+        let codec = video ? ["-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "60", "-an"] : ["-c:a", "aac", "-b:a", "96k", "-vn"]
+        return try ServiceProcess(name: "ffmpeg-\(video ? "video" : "audio")-only", executable: try TestEnvironment.which("ffmpeg"),
+                                  arguments: ["-hide_banner", "-loglevel", "error", "-re"] + input + ["-t", "20"] + codec + ["-f", "flv", url], logDirectory: logDirectory)
+    }
+
+    @Test(arguments: [true, false])
+    func aSingleTrackStreamPlays(video: Bool) async throws {
+        let stack = try StorecastStack()
+        let name = video ? "video-only" : "audio-only"
+        let key = try await stack.provisionStream(tenant: "shop", stream: name)
+        try stack.start()
+        try await stack.waitUntilReady()
+        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), video: video, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let base = "\(stack.playbackBase)/live/shop/\(name)"
+        var master = ""
+        let ready = await StorecastStack.eventually(timeout: .seconds(25)) {
+            guard let r = await TestEnvironment.httpGet("\(base)/master.m3u8"), r.status == 200 else { return false }
+            master = String(decoding: r.body, as: UTF8.self)
+            return true
+        }
+        #expect(ready, "\(name) becomes playable:\n\(stack.logs())")
+        let variants = master.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+        if video {
+            #expect(!master.contains("TYPE=AUDIO") && !master.contains("mp4a"), "no audio group: \(master)")
+            #expect(variants.contains("360p/index.m3u8"), "\(master)")
+        } else {
+            #expect(variants == ["audio/index.m3u8"] && master.contains("CODECS=\"mp4a.40.2\""), "the audio rendition is the variant: \(master)")
+        }
+        // Its media decodes from init + parts, as an LL player fetches it.
+        let rendition = variants[0].split(separator: "/").first.map(String.init) ?? ""
+        let playlist = String(decoding: await TestEnvironment.httpGet("\(base)/\(rendition)/index.m3u8")?.body ?? [], as: UTF8.self)
+        let parts = playlist.matches(of: /URI="(part-\d+\.\d+\.m4s)"/).map { String($0.1) }
+        #expect(parts.count >= 3, "\(playlist)")
+        var bytes = try #require(await TestEnvironment.httpGet("\(base)/\(rendition)/init.mp4")).body
+        for p in parts.prefix(6) { bytes += try #require(await TestEnvironment.httpGet("\(base)/\(rendition)/\(p)")).body }
+        let file = stack.logDirectory.appendingPathComponent("\(name).mp4")
+        try Data(bytes).write(to: file)
+        let probe = try await EndToEndTests.probe(file, ["-show_entries", "stream=codec_type", "-of", "csv=p=0"])
+        #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == (video ? "video" : "audio"), "\(probe)")
+        _ = await stack.stop()
+    }
+}

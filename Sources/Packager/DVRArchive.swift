@@ -45,6 +45,12 @@ public final class DVRArchive: Sendable {
         writes.async { for f in files { try? FileManager.default.removeItem(at: f) } }
     }
 
+    /// Deletes everything of a stream that left memory.
+    func deleteStream(_ key: String) {
+        let dir = root.appendingPathComponent(key)
+        writes.async { try? FileManager.default.removeItem(at: dir) }
+    }
+
     /// Reads one archived segment off the request path's threads.
     func read(_ key: String, rendition: String, sequence: Int) async -> [UInt8]? {
         let file = path(key, rendition, sequence)

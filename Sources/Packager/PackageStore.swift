@@ -27,7 +27,7 @@ public final class PackageStore: Sendable {
         let woken = state.withLock { s -> [UInt64: Waiter] in
             var value = s.packages[key]
             body(&value)
-            s.packages[key] = value
+            s.packages[key] = value  // nil removes it
             s.versions[key, default: 0] &+= 1
             return s.waiters.removeValue(forKey: key) ?? [:]
         }

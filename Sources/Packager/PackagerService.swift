@@ -20,6 +20,8 @@ public final class PackagerService: Service, Sendable {
         /// media older than the live window is served from `dvrDirectory`.
         public var dvrWindow: Double = 0
         public var dvrDirectory = "dvr"
+        /// How long an ended stream stays servable before it leaves memory (and its DVR files go).
+        public var endedRetention: Duration = .seconds(120)
         /// Where recordings are written (needs the database).
         public var recordingsDirectory = "recordings"
         public var node = "packager"
@@ -64,7 +66,7 @@ public final class PackagerService: Service, Sendable {
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
-            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, logger: logger)
+            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention, logger: logger)
         }
         defer { pipeline.stop() }
         let app = Application(

@@ -35,7 +35,8 @@ final class PackagingPipeline: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [pull] }
 
-    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120), logger: Logger) throws {
+        self.endedRetention = endedRetention
         self.recorder = recorder
         self.dvr = dvr
         self.dvrWindow = dvr == nil ? 0 : dvrWindow
@@ -50,7 +51,25 @@ final class PackagingPipeline: ZMQActorBody {
     }
 
     func handle(_ command: Never) throws {}
-    func tick(now: ContinuousClock.Instant) throws {}
+    /// An ended stream stays servable this long (players finish its last segments, a
+    /// reconnect after the window starts over in the same playlist), then leaves memory.
+    private let endedRetention: Duration
+    private var endedAt: [String: ContinuousClock.Instant] = [:]
+
+    func tick(now: ContinuousClock.Instant) throws {
+        for (key, at) in endedAt where now - at > endedRetention {
+            endedAt[key] = nil
+            guard !streams.values.contains(where: { $0.key == key }) else { continue }  // live again
+            var removed = false
+            store.update(key) { package in
+                if package?.ended == true { package = nil; removed = true }
+            }
+            if removed {
+                dvr?.deleteStream(key)
+                logger.info("ended stream left memory", metadata: ["stream": "\(key)"])
+            }
+        }
+    }
 
     func socketReadable(_ socket: ZMQSocket) throws {
         guard let frames = try socket.receive(dontWait: true), let body = frames.last else { return }
@@ -168,6 +187,7 @@ final class PackagingPipeline: ZMQActorBody {
 
     private func end(_ e: StreamEnd) {
         guard var stream = streams.removeValue(forKey: e.streamID) else { return }
+        endedAt[stream.key] = .now
         for (id, var segmenter) in stream.segmenters {
             if let name = stream.names[id] { publish(segmenter.finish(), rendition: name, key: stream.key) }
             stream.segmenters[id] = segmenter

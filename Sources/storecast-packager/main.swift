@@ -18,6 +18,7 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "Segments kept in memory and in each live playlist.") var window = 10
     @Option(help: "DVR window in seconds (for example 7200): older segments stay listed and are served from --dvr-dir; 0 turns it off.") var dvrWindow: Double = 0
     @Option(help: "Directory of the DVR window's segments.") var dvrDir = "dvr"
+    @Option(help: "Seconds an ended stream stays servable before it leaves memory.") var endedRetention: Double = 120
     @Option(help: "Low-Latency HLS part target in seconds (0.2 to 0.5); 0 serves plain HLS without parts.") var partTarget: Double = 1.0 / 3.0
     @Option(help: "URL of hls.js for browsers without native HLS (optional).") var hlsjsURL: String?
     @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given).") var hlsjsFile: String?
@@ -48,6 +49,7 @@ struct PackagerCommand: AsyncParsableCommand {
         configuration.recordingsDirectory = recordingsDir
         configuration.dvrWindow = dvrWindow
         configuration.dvrDirectory = dvrDir
+        configuration.endedRetention = .milliseconds(Int64(endedRetention * 1000))
         configuration.node = nodeID
         configuration.advertisedEndpoint = advertiseEndpoint ?? pullEndpoint.replacingOccurrences(of: "*", with: "127.0.0.1")
         configuration.publicURL = publicURL ?? "http://127.0.0.1:\(httpPort)"

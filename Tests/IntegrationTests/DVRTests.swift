@@ -40,4 +40,30 @@ import Testing
         #expect(await TestEnvironment.httpGet("\(base)/seg-0.m4s")?.status == 404)
         _ = await stack.stop()
     }
+
+    /// An ended stream stays playable (with ENDLIST) for the retention, then leaves memory and
+    /// its DVR files go.
+    @Test func anEndedStreamLeavesMemoryAfterTheRetention() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "short")
+        let dir = stack.logDirectory.appendingPathComponent("dvr-short")
+        try stack.start(packagerArguments: ["--ended-retention", "4", "--dvr-window", "30", "--dvr-dir", dir.path])
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 5, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let base = "\(stack.playbackBase)/live/shop/short"
+        let ended = await StorecastStack.eventually(timeout: .seconds(20)) {
+            String(decoding: await TestEnvironment.httpGet("\(base)/360p/index.m3u8")?.body ?? [], as: UTF8.self).hasSuffix("#EXT-X-ENDLIST\n")
+        }
+        #expect(ended, "the ended stream is still served, ended:\n\(stack.logs())")
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("shop/short").path))
+        let gone = await StorecastStack.eventually(timeout: .seconds(15)) {
+            await TestEnvironment.httpGet("\(base)/master.m3u8")?.status == 404
+        }
+        #expect(gone, "after the retention the stream leaves memory")
+        #expect((stack.service("storecast-packager")?.log ?? "").contains("ended stream left memory"))
+        let filesGone = await StorecastStack.eventually(timeout: .seconds(5)) { !FileManager.default.fileExists(atPath: dir.appendingPathComponent("shop/short").path) }
+        #expect(filesGone, "its DVR files are deleted")
+        _ = await stack.stop()
+    }
 }

@@ -24,7 +24,7 @@ public enum InitSegment {
                     b.u16(0); b.u16(0)  // layer, alternate_group
                     b.u16(track.isVideo ? 0 : 0x0100); b.u16(0)
                     b.unityMatrix()
-                    if case .h264(_, let width, let height) = track.media {
+                    if let (width, height) = track.size {
                         b.u32(UInt32(width) << 16); b.u32(UInt32(height) << 16)
                     } else {
                         b.u32(0); b.u32(0)
@@ -79,16 +79,9 @@ public enum InitSegment {
     private static func sampleEntry(_ track: TrackDescription, into b: inout BoxWriter) {
         switch track.media {
         case .h264(let avcC, let width, let height):
-            b.box("avc1") { b in
-                b.zeros(6); b.u16(1)  // reserved, data_reference_index
-                b.zeros(16)  // pre_defined, reserved, pre_defined[3]
-                b.u16(UInt16(width)); b.u16(UInt16(height))
-                b.u32(0x0048_0000); b.u32(0x0048_0000)
-                b.u32(0); b.u16(1)
-                b.zeros(32)  // compressorname
-                b.u16(0x0018); b.u16(0xFFFF)
-                b.box("avcC") { b in b.append(avcC) }
-            }
+            visualSampleEntry("avc1", width: width, height: height, config: ("avcC", avcC), into: &b)
+        case .hevc(let hvcC, let width, let height):
+            visualSampleEntry("hvc1", width: width, height: height, config: ("hvcC", hvcC), into: &b)
         case .aac(let asc, let sampleRate, let channels):
             b.box("mp4a") { b in
                 b.zeros(6); b.u16(1)
@@ -105,6 +98,20 @@ public enum InitSegment {
                     b.append(descriptor(0x03, [0, 1, 0] + decoderConfig + sl))
                 }
             }
+        }
+    }
+
+    /// ISO/IEC 14496-12 VisualSampleEntry with its decoder configuration box.
+    private static func visualSampleEntry(_ type: String, width: Int, height: Int, config: (type: String, payload: [UInt8]), into b: inout BoxWriter) {
+        b.box(type) { b in
+            b.zeros(6); b.u16(1)  // reserved, data_reference_index
+            b.zeros(16)  // pre_defined, reserved, pre_defined[3]
+            b.u16(UInt16(width)); b.u16(UInt16(height))
+            b.u32(0x0048_0000); b.u32(0x0048_0000)
+            b.u32(0); b.u16(1)
+            b.zeros(32)  // compressorname
+            b.u16(0x0018); b.u16(0xFFFF)
+            b.box(config.type) { b in b.append(config.payload) }
         }
     }
 

@@ -3,6 +3,9 @@ public struct TrackDescription: Equatable, Sendable {
     public enum Media: Equatable, Sendable {
         /// `avcC` payload and the coded size.
         case h264(avcC: [UInt8], width: Int, height: Int)
+        /// `hvcC` payload (HEVCDecoderConfigurationRecord) and the coded size; written as `hvc1`
+        /// (parameter sets in the sample entry only, as Apple's HLS authoring rules require).
+        case hevc(hvcC: [UInt8], width: Int, height: Int)
         /// AudioSpecificConfig, sample rate and channel count.
         case aac(audioSpecificConfig: [UInt8], sampleRate: Int, channels: Int)
     }
@@ -20,5 +23,18 @@ public struct TrackDescription: Equatable, Sendable {
         self.bitrate = bitrate
     }
 
-    public var isVideo: Bool { if case .h264 = media { true } else { false } }
+    public var isVideo: Bool {
+        switch media {
+        case .h264, .hevc: true
+        case .aac: false
+        }
+    }
+
+    /// The coded size of a video track.
+    public var size: (width: Int, height: Int)? {
+        switch media {
+        case .h264(_, let w, let h), .hevc(_, let w, let h): (w, h)
+        case .aac: nil
+        }
+    }
 }

@@ -228,6 +228,10 @@ extension RenditionPackage {
     public init(track: TrackConfig) throws {
         self.track = track
         switch track.kind {
+        case .video where track.codec == "hevc" || track.codec == "h265":
+            let record = try HEVCDecoderConfigurationRecord(parsing: track.config)
+            codecString = record.codecString
+            initSegment = InitSegment.make(TrackDescription(timescale: track.timescale, media: .hevc(hvcC: track.config, width: Int(track.width), height: Int(track.height)), bitrate: track.bitrate))
         case .video:
             let record = try AVCDecoderConfigurationRecord(parsing: track.config)
             codecString = record.codecString

@@ -107,9 +107,10 @@ final class LadderEncoder {
             decoder = try VideoDecoder(codec: codec, configuration: video.config)
             decoderConfig = video.config
             waitingForKeyframe = true
-            // The source rung is the publisher's own H.264 (other codecs are transcoded only).
-            sourcePassthrough = settings.sourceRung && codec == .h264
-                ? TrackConfig(trackID: 0, kind: .video, codec: "h264", name: "source", timescale: UInt32(Self.videoTimescale),
+            // The source rung is the publisher's own H.264 or HEVC (`hvc1` in the packager; players
+            // that cannot decode HEVC skip it by its CODECS); AV1 is transcoded only.
+            sourcePassthrough = settings.sourceRung && (codec == .h264 || codec == .hevc)
+                ? TrackConfig(trackID: 0, kind: .video, codec: video.codec, name: "source", timescale: UInt32(Self.videoTimescale),
                               width: video.width, height: video.height, bitrate: video.bitrate, config: video.config)
                 : nil
         }

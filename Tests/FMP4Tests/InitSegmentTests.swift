@@ -29,6 +29,24 @@ import Testing
         #expect(BoxTree.u32(tkhd.payload, 80) == 240 << 16)
     }
 
+    /// libx265's parameter sets (ffmpeg 5.1, testsrc2 640x360, Main profile) as an `hvc1` entry.
+    @Test func hevcInitIsHvc1WithTheHvcC() throws {
+        let hvcC = try HEVCDecoderConfigurationRecord(
+            vps: Hex.bytes("40010c01ffff01600000030090000003000003003f928090"),
+            sps: Hex.bytes("42010101600000030090000003000003003fa0050201696592a4932bc05a02000003000200000300"),
+            pps: Hex.bytes("4401c172b46240")).serialized()
+        let bytes = InitSegment.make(TrackDescription(timescale: 90_000, media: .hevc(hvcC: hvcC, width: 640, height: 360)))
+        let tree = BoxTree.parse(bytes)
+        #expect(tree.reduce(0) { $0 + $1.size } == bytes.count)
+        let stsd = try #require(BoxTree.find(tree, ["moov", "trak", "mdia", "minf", "stbl", "stsd"]))
+        #expect(String(decoding: stsd.payload[stsd.payload.startIndex + 12..<stsd.payload.startIndex + 16], as: UTF8.self) == "hvc1")
+        let at = try #require(bytes.indices.first { i in i + 4 <= bytes.count && bytes[i..<i + 4] == ArraySlice(Array("hvcC".utf8)) })
+        #expect(Array(bytes[(at + 4)..<(at + 4 + hvcC.count)]) == hvcC, "the hvcC is carried byte for byte")
+        #expect(BoxTree.find(tree, ["moov", "trak", "mdia", "minf", "vmhd"]) != nil)
+        let tkhd = try #require(BoxTree.find(tree, ["moov", "trak", "tkhd"]))
+        #expect(BoxTree.u32(tkhd.payload, 76) == 640 << 16 && BoxTree.u32(tkhd.payload, 80) == 360 << 16)
+    }
+
     @Test func audioInitCarriesEsdsWithTheAudioSpecificConfig() throws {
         let bytes = InitSegment.make(TrackDescription(timescale: 48_000, media: .aac(audioSpecificConfig: [0x11, 0x90], sampleRate: 48_000, channels: 2), bitrate: 128_000))
         let tree = BoxTree.parse(bytes)

@@ -306,6 +306,37 @@ import Testing
         _ = await stack.stop()
     }
 
+    /// With `--source-rung`, an HEVC publisher's own stream is passed through as an `hvc1`
+    /// rendition next to the H.264 ladder, with a CODECS string from its real SPS.
+    @Test func hevcSourceRungIsPackagedAsHvc1() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "hevc-source")
+        try stack.start(workerArguments: ["--source-rung"])
+        try await stack.waitUntilReady()
+        let video = try await ScriptedMedia.hevc(width: 854, height: 480, seconds: 8, directory: stack.logDirectory)
+        let audio = try await ScriptedMedia.aac(seconds: 8, directory: stack.logDirectory)
+        let publishing = Task { try await ScriptedPublisher.run(port: stack.rtmpPort, key: key, frames: ScriptedMedia.interleave(video, audio)) }
+        let base = "\(stack.playbackBase)/live/shop/hevc-source"
+        var master = ""
+        let appeared = await StorecastStack.eventually(timeout: .seconds(15)) {
+            guard let r = await TestEnvironment.httpGet("\(base)/master.m3u8"), r.status == 200 else { return false }
+            master = String(decoding: r.body, as: UTF8.self)
+            return master.contains("source/index.m3u8")
+        }
+        #expect(appeared, "a source variant: \(master)\n\(stack.logs())")
+        let line = master.split(separator: "\n").map(String.init)
+        let inf = try #require(line.firstIndex(of: "source/index.m3u8").map { line[$0 - 1] })
+        #expect(inf.contains("CODECS=\"hvc1.1.6.L93.90,mp4a.40.2\"") || inf.contains("CODECS=\"hvc1."), "\(inf)")
+        #expect(inf.contains("RESOLUTION=854x480"))
+        let file = try await EndToEndTests.fetchSample(base: base, playlistURI: "source/index.m3u8", segmentIndex: 0, into: stack.logDirectory)
+        let probe = try await EndToEndTests.probe(file, ["-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,codec_tag_string,width,height,nb_read_frames", "-of", "csv=p=0"])
+        let fields = probe.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").map(String.init)
+        #expect(Array(fields.prefix(4)) == ["hevc", "854", "480", "hvc1"] || Array(fields.prefix(4)) == ["hevc", "hvc1", "854", "480"], "\(probe)")
+        #expect((Int(fields.last ?? "") ?? 0) >= 30, "the passed-through segment decodes: \(probe)")
+        try await publishing.value
+        _ = await stack.stop()
+    }
+
     /// A phone rotating or an app switching its capture preset, up (640x360 to 854x480) and down
     /// (854x480 to 640x360): the ladder planned from the first size stays, every rendition at its
     /// size, with no discontinuity.

@@ -160,7 +160,10 @@ final class PackagingPipeline: ZMQActorBody {
     }
 
     private func nextSequence(_ key: String, _ rendition: String) -> Int {
-        (store.package(key)?.renditions[rendition]?.edge.lastSequence ?? -1) + 1
+        // Media sequence numbers start at 1: hls.js (1.6) only issues blocking reloads once the
+        // playlist's last segment number is non-zero, so a stream starting at 0 waited a whole
+        // target duration for its first reload and stalled.
+        max(store.package(key)?.renditions[rendition]?.edge.lastSequence ?? 0, 0) + 1
     }
 
     private func unit(_ u: AccessUnit) {

@@ -36,8 +36,9 @@ import Testing
         let renditionDir = dir.appendingPathComponent("shop/dvr/360p")
         let files = try FileManager.default.contentsOfDirectory(atPath: renditionDir.path)
         #expect(files.contains("seg-\(oldest).m4s"))
-        #expect(!files.contains("seg-0.m4s"), "segment 0 left the DVR window and its file went: \(files.sorted())")
-        #expect(await TestEnvironment.httpGet("\(base)/seg-0.m4s")?.status == 404)
+        // Media sequence numbers start at 1 (see PackagingPipeline.nextSequence).
+        #expect(!files.contains("seg-1.m4s"), "segment 1 left the DVR window and its file went: \(files.sorted())")
+        #expect(await TestEnvironment.httpGet("\(base)/seg-1.m4s")?.status == 404)
         _ = await stack.stop()
     }
 

@@ -29,6 +29,9 @@ import Testing
         }
         #expect(ready, "360p never got a segment:\n\(stack.logs())")
 
+        // Media sequence numbers start at 1: hls.js only blocks on reloads after a non-zero one.
+        let first = Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8"))
+        #expect(first.contains("#EXT-X-MEDIA-SEQUENCE:1\n") && first.contains("\nseg-1.m4s"), "\(first)")
         // A plain reload: LL tags, an ETag, no-cache; the same ETag gets 304.
         let plain = try #require(await TestEnvironment.httpExchange("\(base)/index.m3u8"))
         let playlist = Self.text(plain)

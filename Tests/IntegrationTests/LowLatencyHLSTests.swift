@@ -62,8 +62,10 @@ import Testing
         #expect(safari.status == 200)
         #expect((Self.edge(Self.text(safari)).lastComplete ?? -1) >= want, "\(Self.text(safari))")
 
-        // Refusals are immediate 400s with a JSON body.
-        for query in ["_HLS_msn=\(want + 50)", "_HLS_part=1", "_HLS_msn=\(msn)&_HLS_part=400", "_HLS_msn=x"] {
+        // Refusals are immediate 400s with a JSON body. The part far ahead names a segment at or
+        // past the live edge of a fresh reload (an older segment would answer: later parts exist).
+        let edgeNow = try #require(Self.edge(Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8"))).hint?.0)
+        for query in ["_HLS_msn=\(want + 50)", "_HLS_part=1", "_HLS_msn=\(edgeNow + 1)&_HLS_part=400", "_HLS_msn=x"] {
             let r = try #require(await TestEnvironment.httpExchange("\(base)/index.m3u8?\(query)"))
             #expect(r.status == 400, "\(query)")
             #expect(Self.text(r).contains("\"message\""), "\(query): \(Self.text(r))")

@@ -79,10 +79,10 @@ public enum ControlAPI {
         /// The packager a stream plays from (PostgreSQL: the one ingest placed it on, or where
         /// rendezvous hashing will place it), or the configured base when none is registered.
         @Sendable func origin(_ tenant: String, _ stream: String) async throws -> (node: String?, base: String) {
-            let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
-            guard streams.contains(where: { $0.slug == stream }) else { throw APIError.notFound("no stream \(tenant)/\(stream)") }
-            let node = try await guarded { try await catalog.database.run { try NodeRegistry.origin($0, tenant: tenant, stream: stream) } }
-            return (node?.id, node?.publicURL ?? playbackBaseURL)
+            guard let origin = try await guarded({ try await catalog.database.run { try NodeRegistry.origin($0, tenant: tenant, stream: stream) } }) else {
+                throw APIError.notFound("no stream \(tenant)/\(stream)")
+            }
+            return (origin.node?.id, origin.node?.publicURL ?? playbackBaseURL)
         }
         v1.get("tenants/:tenant/streams/:stream/playback") { _, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")

@@ -12,7 +12,8 @@ public final class PackagerDirectory: Sendable {
 
     private let nodes = Mutex<[NodeRegistry.Node]>([])
     private let database: PostgresExecutor?
-    private let fallbackEndpoint: String
+    /// Where renditions go when no packager is registered.
+    public let fallbackEndpoint: String
     private let logger: Logger
 
     public init(database: PostgresExecutor?, fallbackEndpoint: String, logger: Logger) {

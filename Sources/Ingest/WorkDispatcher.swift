@@ -184,7 +184,7 @@ final class WorkDispatcher: ZMQActorBody {
     /// packagers, then kept, so a new worker after a failover pushes to the same one.
     private func packagerEndpoint(for id: Int64) -> String {
         if let chosen = streams[id]?.packagerEndpoint { return chosen }
-        guard let announce = streams[id]?.cache.announce else { return packagers.placement(tenant: "", stream: "").endpoint }
+        guard let announce = streams[id]?.cache.announce else { return packagers.fallbackEndpoint }  // leases need an announce
         let placement = packagers.placement(tenant: announce.tenant, stream: announce.streamName)
         streams[id]?.packagerEndpoint = placement.endpoint
         if let node = placement.node {

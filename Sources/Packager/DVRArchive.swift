@@ -30,10 +30,10 @@ public final class DVRArchive: Sendable {
         writes.async {
             do {
                 try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try Recorder.writeFile(file.path, segment.bytes)
+                try MediaFile.save(file.path, segment.bytes)
             } catch {
                 failures.increment()
-                logger.error("DVR segment not written; seeking back to it will fail", metadata: ["file": "\(file.path)", "reason": "\(Recorder.reason(error))"])
+                logger.error("DVR segment not written; seeking back to it will fail", metadata: ["file": "\(file.path)", "reason": "\(MediaFile.reason(error))"])
             }
         }
     }

@@ -6,9 +6,7 @@ import Synchronization
 /// Every update bumps the stream's version and wakes the requests blocked on it (blocking
 /// playlist reload, preload-hinted parts); they look again and wait again if it is not there yet.
 public final class PackageStore: Sendable {
-    private struct Waiter {
-        var continuation: CheckedContinuation<Void, Never>
-    }
+    private typealias Waiter = CheckedContinuation<Void, Never>
 
     private struct State {
         var packages: [String: StreamPackage] = [:]
@@ -31,7 +29,7 @@ public final class PackageStore: Sendable {
             s.versions[key, default: 0] &+= 1
             return s.waiters.removeValue(forKey: key) ?? [:]
         }
-        for w in woken.values { w.continuation.resume() }
+        for w in woken.values { w.resume() }
     }
 
     public func package(_ key: String) -> StreamPackage? {
@@ -71,7 +69,7 @@ public final class PackageStore: Sendable {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { s -> Bool in
                     if (s.versions[key] ?? 0) != version || Task.isCancelled { return true }
-                    s.waiters[key, default: [:]][id] = Waiter(continuation: c)
+                    s.waiters[key, default: [:]][id] = c
                     return false
                 }
                 if resumeNow { c.resume() }
@@ -82,7 +80,7 @@ public final class PackageStore: Sendable {
                 if s.waiters[key]?.isEmpty == true { s.waiters[key] = nil }
                 return w
             }
-            w?.continuation.resume()
+            w?.resume()
         }
     }
 }

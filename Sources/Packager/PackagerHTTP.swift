@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Metrics
+import StorecastRuntime
 
 /// How the origin serves: segment and part targets and how long a blocked request may wait.
 public struct OriginSettings: Sendable {
@@ -111,8 +112,8 @@ enum PackagerHTTP {
         if directives.isBlocking { blockedRequests.increment() }
         let deadline = ContinuousClock.now + settings.blockTimeout
         while true {
-            let (package, version) = store.snapshot(key)
-            let (_, rendition) = try found(package, key: key, rendition: name)
+            let (snapshot, version) = store.snapshot(key)
+            let (package, rendition) = try found(snapshot, key: key, rendition: name)
             switch BlockingReloadDecision.decide(directives, edge: rendition.edge, partTarget: settings.lowLatency?.partTarget ?? 1) {
             case .badRequest(let message):
                 badDirectives.increment()
@@ -120,16 +121,12 @@ enum PackagerHTTP {
             case .respond:
                 let token = tokenQuery(request)
                 let text = rendition.mediaPlaylist(targetDuration: settings.targetDuration, lowLatency: settings.lowLatency, query: token, skip: directives.skip,
-                                                   reports: package?.renditionReports(besides: name, query: token) ?? [])
+                                                   reports: package.renditionReports(besides: name, query: token))
                 let cache = rendition.ended ? "max-age=60" : directives.isBlocking ? "no-store" : "no-cache"
                 return playlist(text, request: request, cache: cache)
             case .hold:
-                let left = deadline - ContinuousClock.now
-                guard left > .zero else {
-                    blockTimeouts.increment()
-                    throw HTTPError(.serviceUnavailable, message: "Segment \(directives.mediaSequence ?? 0) part \(directives.part.map(String.init) ?? "-") did not arrive within \(Int(settings.targetDuration * 3)) s; the publisher may have stalled. Reload the playlist without directives.")
-                }
-                await store.waitForChange(key, after: version, timeout: left)
+                try await hold(store, key, after: version, until: deadline,
+                               timeout: "Segment \(directives.mediaSequence ?? 0) part \(directives.part.map(String.init) ?? "-") did not arrive within \(Int(settings.targetDuration * 3)) s; the publisher may have stalled. Reload the playlist without directives.")
             }
         }
     }
@@ -144,47 +141,60 @@ enum PackagerHTTP {
         }
         let deadline = ContinuousClock.now + settings.blockTimeout
         while true {
-            let (package, version) = store.snapshot(key)
-            let (_, rendition) = try found(package, key: key, rendition: name)
+            let (snapshot, version) = store.snapshot(key)
+            let (package, rendition) = try found(snapshot, key: key, rendition: name)
+            // Immutable media: the ETag names the stream, rendition and file.
+            let media = { (data: [UInt8]) in
+                bytes(data, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(name)-\(package.streamID)-\(file)\"")
+            }
             switch resource {
             case .segment(let n):
-                guard let segment = rendition.segment(n) else {
-                    if let dvr = settings.dvr, rendition.archivedSegment(n) != nil {
-                        guard let data = await dvr.read(key, rendition: name, sequence: n) else {
-                            throw HTTPError(.serviceUnavailable, message: "Segment \(n) of the DVR window cannot be read from disk; see the packager's log.")
-                        }
-                        return bytes(data, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(rendition.track.name)-\(package?.streamID ?? 0)-s\(n)\"")
-                    }
+                if let segment = rendition.segment(n) { return media(segment.bytes) }
+                guard let dvr = settings.dvr, rendition.archivedSegment(n) != nil else {
                     throw HTTPError(.notFound, message: "Segment \(n) is not in the live window.")
                 }
-                return bytes(segment.bytes, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(rendition.track.name)-\(package?.streamID ?? 0)-s\(n)\"")
-            case .part(let m, let i):
-                if let data = rendition.part(m, i) {
-                    return bytes(data, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(rendition.track.name)-\(package?.streamID ?? 0)-p\(m).\(i)\"")
+                guard let data = await dvr.read(key, rendition: name, sequence: n) else {
+                    throw HTTPError(.serviceUnavailable, message: "Segment \(n) of the DVR window cannot be read from disk; see the packager's log.")
                 }
+                return media(data)
+            case .part(let m, let i):
+                if let data = rendition.part(m, i) { return media(data) }
                 let decision = BlockingReloadDecision.decide(DeliveryDirectives(mediaSequence: m, part: i), edge: rendition.edge, partTarget: settings.lowLatency?.partTarget ?? 1)
                 guard decision == .hold, settings.lowLatency != nil else {
                     throw HTTPError(.notFound, message: "Part \(m).\(i) is not in the live window.")
                 }
-                let left = deadline - ContinuousClock.now
-                guard left > .zero else {
-                    blockTimeouts.increment()
-                    throw HTTPError(.serviceUnavailable, message: "Part \(m).\(i) did not arrive in time; the publisher may have stalled.")
-                }
-                await store.waitForChange(key, after: version, timeout: left)
+                try await hold(store, key, after: version, until: deadline, timeout: "Part \(m).\(i) did not arrive in time; the publisher may have stalled.")
             }
         }
     }
 
-    private static func names(_ context: PackagerRequestContext) throws -> (key: String, rendition: String) {
-        let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-        return (PackageStore.key(tenant: tenant, stream: stream), try context.parameters.require("rendition"))
+    /// Waits for the stream to change, or throws 503 with `timeout` once `deadline` has passed.
+    private static func hold(_ store: PackageStore, _ key: String, after version: UInt64, until deadline: ContinuousClock.Instant, timeout: @autoclosure () -> String) async throws {
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else {
+            blockTimeouts.increment()
+            throw HTTPError(.serviceUnavailable, message: timeout())
+        }
+        await store.waitForChange(key, after: version, timeout: left)
     }
 
-    private static func found(_ package: StreamPackage?, key: String, rendition name: String) throws -> (StreamPackage, RenditionPackage) {
+    private static func streamKey(_ context: PackagerRequestContext) throws -> String {
+        PackageStore.key(tenant: try context.parameters.require("tenant"), stream: try context.parameters.require("stream"))
+    }
+
+    private static func names(_ context: PackagerRequestContext) throws -> (key: String, rendition: String) {
+        (try streamKey(context), try context.parameters.require("rendition"))
+    }
+
+    private static func found(_ package: StreamPackage?, key: String) throws -> StreamPackage {
         guard let package else {
             throw HTTPError(.notFound, message: "No stream \(key) on this packager. Is the publisher live?")
         }
+        return package
+    }
+
+    private static func found(_ package: StreamPackage?, key: String, rendition name: String) throws -> (StreamPackage, RenditionPackage) {
+        let package = try found(package, key: key)
         guard let rendition = package.renditions[name] else {
             throw HTTPError(.notFound, message: "No rendition \(name); see master.m3u8 for the list.")
         }
@@ -192,11 +202,8 @@ enum PackagerHTTP {
     }
 
     private static func lookup(_ store: PackageStore, _ context: PackagerRequestContext) throws -> StreamPackage {
-        let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-        guard let package = store.package(PackageStore.key(tenant: tenant, stream: stream)) else {
-            throw HTTPError(.notFound, message: "No stream \(tenant)/\(stream) on this packager. Is the publisher live?")
-        }
-        return package
+        let key = try streamKey(context)
+        return try found(store.package(key), key: key)
     }
 
     private static func lookupRendition(_ store: PackageStore, _ context: PackagerRequestContext) throws -> (package: StreamPackage, rendition: RenditionPackage) {
@@ -238,7 +245,7 @@ struct PlaybackGateMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-        _ = try await gate.authorize(tenant: tenant, stream: stream, token: request.uri.queryParameters.get("token"))
+        try await gate.authorize(tenant: tenant, stream: stream, token: request.uri.queryParameters.get("token"))
         return try await next(request, context)
     }
 }
@@ -248,13 +255,16 @@ struct ViewerAccountingMiddleware: RouterMiddleware {
     typealias Context = PackagerRequestContext
     let viewers: ViewerAccounting
 
+    static let playbackSessionID = HTTPField.Name("X-Playback-Session-Id")!
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
-        let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
         let session = ViewerAccounting.session(
-            playbackSessionID: request.headers[HTTPField.Name("X-Playback-Session-Id")!],
-            address: request.headers[HTTPField.Name("X-Forwarded-For")!]?.split(separator: ",").first.map(String.init) ?? context.remoteAddress?.ipAddress,
+            playbackSessionID: request.headers[Self.playbackSessionID],
+            address: request.headers[Self.forwardedFor]?.split(separator: ",").first.map(String.init) ?? context.remoteAddress?.ipAddress,
             userAgent: request.headers[.userAgent])
+        let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
         viewers.served(stream: PackageStore.key(tenant: tenant, stream: stream), session: session, bytes: response.headers[.contentLength].flatMap { Int($0) } ?? 0)
         return response
     }
@@ -274,12 +284,7 @@ struct PackagerRequestContext: RequestContext, RemoteAddressRequestContext {
 /// Strong entity tags from content: FNV-1a 64 of the body, quoted.
 enum ETag {
     static func of(_ data: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in data {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
+        let hex = String(FNV1a.hash(data), radix: 16)
         return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
     }
 }

@@ -22,17 +22,16 @@ public final class PlaybackGate: Sendable {
         self.now = now
     }
 
-    /// Returns the query to carry into the URIs of the answer ("" or "?token=…"); throws 401 or
-    /// 403 with the reason when the request may not play the stream.
-    public func authorize(tenant: String, stream: String, token: String?) async throws -> String {
-        guard let access = try await access(tenant: tenant, stream: stream), access.isPrivate else { return "" }
+    /// Throws 401 or 403 with the reason when the request may not play the stream. (Handlers
+    /// carry the accepted token into their URIs with `PackagerHTTP.tokenQuery`.)
+    public func authorize(tenant: String, stream: String, token: String?) async throws {
+        guard let access = try await access(tenant: tenant, stream: stream), access.isPrivate else { return }
         do {
             try PlaybackToken.verify(token, tenant: tenant, stream: stream, secret: access.secret, now: Int64(now()))
         } catch {
             Counter(label: "storecast_packager_playback_denied_total", dimensions: [("reason", error.reason)]).increment()
             throw HTTPError(error.httpStatus == 401 ? .unauthorized : .forbidden, message: error.description)
         }
-        return "?token=" + (token ?? "")
     }
 
     private func access(tenant: String, stream: String) async throws -> PlaybackAccess? {

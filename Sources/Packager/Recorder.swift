@@ -126,7 +126,7 @@ public final class Recorder: Sendable {
                     try append(segment, initSegment: initSegment, rendition: rendition, targetDuration: target, into: &active)
                     phases.withLock { $0[key] = .recording(active) }
                 } catch {
-                    fail(key, active, reason: "writing \(rendition)/seg-\(segment.sequence).m4s failed: \(Self.reason(error))")
+                    fail(key, active, reason: "writing \(rendition)/seg-\(segment.sequence).m4s failed: \(MediaFile.reason(error))")
                 }
             default: return
             }
@@ -155,13 +155,13 @@ public final class Recorder: Sendable {
         if log.lastInit != initSegment {
             // A new configuration (resolution change): a new init file, announced by EXT-X-MAP.
             map = log.inits == 0 ? "init.mp4" : "init-\(log.inits).mp4"
-            try Self.writeFile(dir.appendingPathComponent(map!).path, initSegment)
+            try MediaFile.save(dir.appendingPathComponent(map!).path, initSegment)
             log.lastInit = initSegment
             log.inits += 1
             active.bytes += Int64(initSegment.count)
         }
         let name = "seg-\(segment.sequence).m4s"
-        try Self.writeFile(dir.appendingPathComponent(name).path, segment.bytes)
+        try MediaFile.save(dir.appendingPathComponent(name).path, segment.bytes)
         active.bytes += Int64(segment.bytes.count)
         written.increment(by: segment.bytes.count)
         log.entries.append(PlaylistSegment(
@@ -178,11 +178,11 @@ public final class Recorder: Sendable {
             for (name, log) in active.renditions {
                 let target = max(Int(log.targetDuration.rounded()), Int((log.entries.map(\.duration).max() ?? 1).rounded()), 1)
                 let text = MediaPlaylist(targetDuration: target, mapURI: "init.mp4", segments: log.entries, ended: true, playlistType: "VOD").render()
-                try Self.writeFile(active.path.appendingPathComponent(name).appendingPathComponent("index.m3u8").path, Array(text.utf8))
+                try MediaFile.save(active.path.appendingPathComponent(name).appendingPathComponent("index.m3u8").path, Array(text.utf8))
             }
-            if let master { try Self.writeFile(active.path.appendingPathComponent("master.m3u8").path, Array(master.utf8)) }
+            if let master { try MediaFile.save(active.path.appendingPathComponent("master.m3u8").path, Array(master.utf8)) }
         } catch {
-            fail(key, active, reason: "writing the VOD playlists failed: \(Self.reason(error))")
+            fail(key, active, reason: "writing the VOD playlists failed: \(MediaFile.reason(error))")
             return
         }
         let duration = active.renditions.values.map { $0.entries.reduce(0) { $0 + $1.duration } }.max() ?? 0
@@ -199,40 +199,5 @@ public final class Recorder: Sendable {
         let (id, bytes, logger) = (active.id, active.bytes, self.logger)
         database.submit({ db in try RecordingStore.markFailed(db, id: id, error: reason, bytes: bytes) },
                         onError: { error in logger.error("cannot mark the recording failed", metadata: ["recording": "\(id)", "error": "\(error)"]) })
-    }
-
-    /// A file write that failed, with the operating system's words ("No space left on device").
-    struct WriteError: Error, CustomStringConvertible {
-        var path: String
-        var errno: Int32
-        var description: String { String(cString: strerror(errno)) }
-    }
-
-    /// Writes `bytes` to a new file with POSIX calls, so a failure keeps its errno.
-    static func writeFile(_ path: String, _ bytes: [UInt8]) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw WriteError(path: path, errno: errno) }
-        defer { close(fd) }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                unlink(path)  // no half-written file for a player to find
-                throw WriteError(path: path, errno: code)
-            }
-            offset += n
-        }
-    }
-
-    static func reason(_ error: any Error) -> String {
-        if let e = error as? WriteError { return e.description }
-        let ns = error as NSError
-        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
-        return ns.localizedDescription
     }
 }

@@ -78,16 +78,15 @@ public struct RenditionPackage: Sendable {
     }
 
     /// An archived segment's entry (its bytes are on disk).
-    public func archivedSegment(_ sequence: Int) -> PackagedSegment? {
-        guard let first = archived.first, sequence >= first.sequence, sequence - first.sequence < archived.count else { return nil }
-        let s = archived[sequence - first.sequence]
-        return s.sequence == sequence ? s : archived.first { $0.sequence == sequence }
-    }
+    public func archivedSegment(_ sequence: Int) -> PackagedSegment? { Self.find(sequence, in: archived) }
 
-    public func segment(_ sequence: Int) -> PackagedSegment? {
-        guard let first = segments.first, sequence >= first.sequence, sequence - first.sequence < segments.count else { return nil }
-        let s = segments[sequence - first.sequence]
-        return s.sequence == sequence ? s : segments.first { $0.sequence == sequence }
+    public func segment(_ sequence: Int) -> PackagedSegment? { Self.find(sequence, in: segments) }
+
+    /// Sequence numbers run consecutively, so the position is known; a scan covers any gap.
+    private static func find(_ sequence: Int, in list: [PackagedSegment]) -> PackagedSegment? {
+        guard let first = list.first, sequence >= first.sequence, sequence - first.sequence < list.count else { return nil }
+        let s = list[sequence - first.sequence]
+        return s.sequence == sequence ? s : list.first { $0.sequence == sequence }
     }
 
     /// A part's bytes: from the open segment, or sliced out of a finished one.

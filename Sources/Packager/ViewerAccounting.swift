@@ -10,7 +10,8 @@ import Synchronization
 public final class ViewerAccounting: Sendable {
     public static let window = 30.0
 
-    private let streams = Mutex<[String: ViewerWindow]>([:])
+    /// Per stream: its viewer window and its egress counter (made once, not per request).
+    private let streams = Mutex<[String: (window: ViewerWindow, egress: Counter)]>([:])
     private let now: @Sendable () -> Double
 
     public init(now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
@@ -24,8 +25,14 @@ public final class ViewerAccounting: Sendable {
 
     public func served(stream: String, session: String, bytes: Int) {
         let t = now()
-        streams.withLock { $0[stream, default: ViewerWindow()].saw(session, at: t) }
-        if bytes > 0 { Counter(label: "storecast_packager_egress_bytes_total", dimensions: [("stream", stream)]).increment(by: bytes) }
+        let egress = streams.withLock { all -> Counter in
+            if all[stream] == nil {
+                all[stream] = (ViewerWindow(), Counter(label: "storecast_packager_egress_bytes_total", dimensions: [("stream", stream)]))
+            }
+            all[stream]!.window.saw(session, at: t)
+            return all[stream]!.egress
+        }
+        if bytes > 0 { egress.increment(by: bytes) }
     }
 
     /// Updates the viewer gauges; streams without viewers for a window report 0 once, then drop out.
@@ -35,8 +42,9 @@ public final class ViewerAccounting: Sendable {
         let counts = streams.withLock { all -> [String: Int] in
             var out: [String: Int] = [:]
             for key in all.keys {
-                out[key] = all[key]!.count(now: t, window: Self.window)
-                if out[key] == 0 { all[key] = nil }
+                let n = all[key]!.window.count(now: t, window: Self.window)
+                out[key] = n
+                if n == 0 { all[key] = nil }
             }
             return out
         }

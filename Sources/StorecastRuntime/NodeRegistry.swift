@@ -48,15 +48,21 @@ public enum NodeRegistry {
         _ = try db.execute("UPDATE streams SET origin_node = $2 WHERE id = $1", [String(streamID), node])
     }
 
+    /// Where a stream plays from; `node` is nil when no packager is registered.
+    public struct Origin: Sendable, Equatable {
+        public var node: Node?
+    }
+
     /// The packager a stream plays from: the one recorded for its session while that node is
     /// live, otherwise the one rendezvous hashing picks among the live packagers (where the
-    /// next session will land). nil when no packager is registered.
-    public static func origin(_ db: PostgresConnection, tenant: String, stream: String) throws -> Node? {
-        let packagers = try live(db, service: "packager")
+    /// next session will land). nil when there is no such stream.
+    public static func origin(_ db: PostgresConnection, tenant: String, stream: String) throws -> Origin? {
         let rows = try db.execute(
             "SELECT s.origin_node FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 AND s.slug = $2", [tenant, stream])
-        if let recorded = rows.value(0, "origin_node"), let node = packagers.first(where: { $0.id == recorded }) { return node }
-        guard let id = RendezvousHash.owner(of: "\(tenant)/\(stream)", among: packagers.map(\.id)) else { return nil }
-        return packagers.first { $0.id == id }
+        guard !rows.isEmpty else { return nil }
+        let packagers = try live(db, service: "packager")
+        if let recorded = rows.value(0, "origin_node"), let node = packagers.first(where: { $0.id == recorded }) { return Origin(node: node) }
+        let owner = RendezvousHash.owner(of: "\(tenant)/\(stream)", among: packagers.map(\.id))
+        return Origin(node: packagers.first { $0.id == owner })
     }
 }

@@ -5,10 +5,11 @@ public enum RendezvousHash {
     /// FNV-1a 64 over `key`, a NUL and `node`, then the splitmix64 finaliser so that similar
     /// names spread well.
     public static func score(key: String, node: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in key.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        h = (h ^ 0) &* 0x100_0000_01b3
-        for byte in node.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        var fnv = FNV1a()
+        fnv.add(key.utf8)
+        fnv.add(CollectionOfOne(0))
+        fnv.add(node.utf8)
+        var h = fnv.value
         h = (h ^ (h >> 30)) &* 0xbf58_476d_1ce4_e5b9
         h = (h ^ (h >> 27)) &* 0x94d0_49bb_1331_11eb
         return h ^ (h >> 31)

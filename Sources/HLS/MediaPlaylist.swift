@@ -84,6 +84,10 @@ public struct MediaPlaylist: Equatable, Sendable {
     public var serverControl: ServerControl?
     /// Parts of the segment still being written, after the last complete segment.
     public var trailingParts: [PlaylistPart]
+    /// Tags of the segment still being written, before its parts: it follows a discontinuity,
+    /// or it starts a new EXT-X-MAP (its track changed).
+    public var trailingDiscontinuity = false
+    public var trailingMapURI: String?
     /// EXT-X-PRELOAD-HINT TYPE=PART: the part the origin writes next.
     public var preloadHintURI: String?
     public var renditionReports: [RenditionReport]
@@ -124,13 +128,20 @@ public struct MediaPlaylist: Equatable, Sendable {
         if let playlistType { lines.append("#EXT-X-PLAYLIST-TYPE:\(playlistType)") }
         lines.append("#EXT-X-MAP:URI=\"\(mapURI)\"")
         if skippedSegments > 0 { lines.append("#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skippedSegments)") }
+        // A map that changed among the skipped segments is restated for the first listed one.
+        var carriedMap = segments.prefix(skippedSegments).last { $0.mapURI != nil }?.mapURI
         for s in segments.dropFirst(skippedSegments) {
             if s.discontinuity { lines.append("#EXT-X-DISCONTINUITY") }
-            if let map = s.mapURI { lines.append("#EXT-X-MAP:URI=\"\(map)\"") }
+            if let map = s.mapURI ?? carriedMap { lines.append("#EXT-X-MAP:URI=\"\(map)\"") }
+            carriedMap = nil
             if let pdt = s.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(pdt)") }
             for p in s.parts { lines.append(Self.partLine(p)) }
             lines.append("#EXTINF:\(formatDecimal(s.duration, places: 5)),")
             lines.append(s.uri)
+        }
+        if !trailingParts.isEmpty {
+            if trailingDiscontinuity { lines.append("#EXT-X-DISCONTINUITY") }
+            if let map = trailingMapURI { lines.append("#EXT-X-MAP:URI=\"\(map)\"") }
         }
         for p in trailingParts { lines.append(Self.partLine(p)) }
         if let hint = preloadHintURI { lines.append("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"\(hint)\"") }

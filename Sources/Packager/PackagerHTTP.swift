@@ -75,10 +75,6 @@ enum PackagerHTTP {
         live.get(":rendition/index.m3u8") { request, context -> Response in
             try await mediaPlaylist(store: store, settings: settings, request: request, context: context)
         }
-        live.get(":rendition/init.mp4") { _, context -> Response in
-            let rendition = try lookupRendition(store, context).rendition
-            return bytes(rendition.initSegment, type: "video/mp4", cache: "max-age=31536000, immutable")
-        }
         live.get(":rendition/:media") { request, context -> Response in
             try await media(store: store, settings: settings, request: request, context: context)
         }
@@ -131,13 +127,13 @@ enum PackagerHTTP {
         }
     }
 
-    /// A segment or a part. A part that is not written yet but is next (the preload hint) is held
-    /// until it is complete: fMP4 writes a part's `moof` only once all its samples are known.
+    /// An init segment, a segment or a part. The part the origin writes next (the preload hint)
+    /// is held until its first CMAF chunk exists, then streamed chunk by chunk as they are written.
     static func media(store: PackageStore, settings: OriginSettings, request: Request, context: PackagerRequestContext) async throws -> Response {
         let (key, name) = try names(context)
         let file = try context.parameters.require("media")
         guard let resource = PlaylistURIs.resource(file) else {
-            throw HTTPError(.badRequest, message: "Media names look like seg-<msn>.m4s or part-<msn>.<part>.m4s.")
+            throw HTTPError(.badRequest, message: "Media names look like init.mp4, init-<version>.mp4, seg-<msn>.m4s or part-<msn>.<part>.m4s.")
         }
         let deadline = ContinuousClock.now + settings.blockTimeout
         while true {
@@ -148,6 +144,11 @@ enum PackagerHTTP {
                 bytes(data, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(name)-\(package.streamID)-\(file)\"")
             }
             switch resource {
+            case .initSegment(let version):
+                guard let data = rendition.initSegment(version: version) else {
+                    throw HTTPError(.notFound, message: "Init segment version \(version) is no longer listed; reload the playlist.")
+                }
+                return bytes(data, type: "video/mp4", cache: "max-age=31536000, immutable", etag: "\"\(name)-\(package.streamID)-\(file)\"")
             case .segment(let n):
                 if let segment = rendition.segment(n) { return media(segment.bytes) }
                 guard let dvr = settings.dvr, rendition.archivedSegment(n) != nil else {
@@ -163,9 +164,48 @@ enum PackagerHTTP {
                 guard decision == .hold, settings.lowLatency != nil else {
                     throw HTTPError(.notFound, message: "Part \(m).\(i) is not in the live window.")
                 }
+                if let open = rendition.partInProgress, open.sequence == m, open.index == i {
+                    var headers = HTTPFields()
+                    headers[.contentType] = "video/iso.segment"
+                    headers[.cacheControl] = "max-age=31536000, immutable"
+                    headers[.eTag] = "\"\(name)-\(package.streamID)-\(file)\""
+                    return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                        try await streamPart(m, i, of: name, key: key, store: store, until: deadline, to: &writer)
+                    })
+                }
                 try await hold(store, key, after: version, until: deadline, timeout: "Part \(m).\(i) did not arrive in time; the publisher may have stalled.")
             }
         }
+    }
+
+    /// Writes a part's chunks as the packaging thread adds them, until the part is complete. The
+    /// status line is out already, so a part that stops coming ends the connection instead.
+    private static func streamPart(_ m: Int, _ i: Int, of name: String, key: String, store: PackageStore, until deadline: ContinuousClock.Instant, to writer: inout any ResponseBodyWriter) async throws {
+        var sent = 0
+        while true {
+            let (package, version) = store.snapshot(key)
+            guard let rendition = package?.renditions[name] else { throw StreamedPartError.gone }
+            if let whole = rendition.part(m, i) {
+                if whole.count > sent { try await writer.write(ByteBuffer(bytes: whole[sent...])) }
+                try await writer.finish(nil)
+                return
+            }
+            guard let open = rendition.partInProgress, open.sequence == m, open.index == i else { throw StreamedPartError.gone }
+            if open.bytes.count > sent {
+                try await writer.write(ByteBuffer(bytes: open.bytes[sent...]))
+                sent = open.bytes.count
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                blockTimeouts.increment()
+                throw StreamedPartError.stalled
+            }
+            await store.waitForChange(key, after: version, timeout: left)
+        }
+    }
+
+    enum StreamedPartError: Error {
+        case gone, stalled
     }
 
     /// Waits for the stream to change, or throws 503 with `timeout` once `deadline` has passed.
@@ -265,7 +305,19 @@ struct ViewerAccountingMiddleware: RouterMiddleware {
             address: request.headers[Self.forwardedFor]?.split(separator: ",").first.map(String.init) ?? context.remoteAddress?.ipAddress,
             userAgent: request.headers[.userAgent])
         let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-        viewers.served(stream: PackageStore.key(tenant: tenant, stream: stream), session: session, bytes: response.headers[.contentLength].flatMap { Int($0) } ?? 0)
+        let key = PackageStore.key(tenant: tenant, stream: stream)
+        guard let length = response.headers[.contentLength].flatMap({ Int($0) }) else {
+            // Streamed (a preload-hinted part): counted as its chunks go out.
+            viewers.served(stream: key, session: session, bytes: 0)
+            var response = response
+            let viewers = self.viewers
+            response.body = response.body.map { buffer in
+                viewers.sent(stream: key, bytes: buffer.readableBytes)
+                return buffer
+            }
+            return response
+        }
+        viewers.served(stream: key, session: session, bytes: length)
         return response
     }
 }

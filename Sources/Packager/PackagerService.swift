@@ -31,6 +31,9 @@ public final class PackagerService: Service, Sendable {
         public var publicURL: String?
         /// LL-HLS part target in seconds; nil serves plain HLS.
         public var partTarget: Double?
+        /// Parts are written as CMAF chunks of about this many seconds, streamed to players
+        /// blocked on the preload hint; 0 writes each part as one chunk.
+        public var chunkTarget: Double = 0.1
         public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, partTarget: Double? = 1.0 / 3.0) {
             self.hlsJS = hlsJS
             self.partTarget = partTarget
@@ -66,7 +69,7 @@ public final class PackagerService: Service, Sendable {
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
-            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention, logger: logger)
+            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, chunkTarget: config.partTarget == nil ? 0 : config.chunkTarget, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention, logger: logger)
         }
         defer { pipeline.stop() }
         let app = Application(

@@ -20,6 +20,7 @@ final class PackagingPipeline: ZMQActorBody {
     private let store: PackageStore
     private let targetDuration: Double
     private let partTarget: Double
+    private let chunkTarget: Double
     private let windowSegments: Int
     private let logger: Logger
     private let recorder: Recorder?
@@ -35,7 +36,7 @@ final class PackagingPipeline: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [pull] }
 
-    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120), logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, chunkTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120), logger: Logger) throws {
         self.endedRetention = endedRetention
         self.recorder = recorder
         self.dvr = dvr
@@ -46,6 +47,7 @@ final class PackagingPipeline: ZMQActorBody {
         self.store = store
         self.targetDuration = targetDuration
         self.partTarget = partTarget
+        self.chunkTarget = chunkTarget
         self.windowSegments = windowSegments
         self.logger = logger
     }
@@ -137,7 +139,7 @@ final class PackagingPipeline: ZMQActorBody {
             if var old = stream.segmenters[track.trackID], let oldName = stream.names[track.trackID] {
                 publish(old.finish(), rendition: oldName, key: key)
             }
-            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, firstSequence: nextSequence(key, track.name))
+            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget, firstSequence: nextSequence(key, track.name))
             segmenter.clockAnchor = stream.anchor
             if stream.segmenters[track.trackID] != nil || a.discontinuity { segmenter.markDiscontinuity() }
             stream.segmenters[track.trackID] = segmenter
@@ -147,12 +149,8 @@ final class PackagingPipeline: ZMQActorBody {
         store.update(key) { package in
             var p = package ?? StreamPackage(streamID: a.streamID, tenant: a.tenant, name: a.streamName, renditions: [:])
             p.ended = false
-            for (name, var rendition) in fresh {
-                if let old = p.renditions[name] {
-                    rendition.segments = old.segments
-                    rendition.discontinuitySequence = old.discontinuitySequence
-                }
-                p.renditions[name] = rendition
+            for (name, rendition) in fresh {
+                if p.renditions[name] != nil { p.renditions[name]!.reconfigure(rendition) } else { p.renditions[name] = rendition }
             }
             package = p
         }

@@ -1,7 +1,8 @@
 import FMP4
 import StorecastWire
 
-/// A finished LL-HLS part: one CMAF chunk (`moof` + `mdat`) of the segment being written.
+/// A finished LL-HLS part of the segment being written: one or more CMAF chunks (`moof` +
+/// `mdat`), its chunks back to back.
 public struct PackagedPart: Sendable, Equatable {
     /// The media sequence number of the segment it belongs to, and its index there.
     public var sequence: Int
@@ -13,6 +14,17 @@ public struct PackagedPart: Sendable, Equatable {
     public var startTime: Int64
     public var ticks: Int64
     public var sampleCount: Int
+    /// The segment it belongs to follows a discontinuity.
+    public var discontinuity = false
+}
+
+/// A CMAF chunk of a part still being written: `offset` is where it sits in the part's bytes.
+/// A preload-hinted part is streamed to waiting players chunk by chunk.
+public struct PartChunk: Sendable, Equatable {
+    public var sequence: Int
+    public var index: Int
+    public var offset: Int
+    public var bytes: [UInt8]
 }
 
 /// Where a part sits inside its finished segment's bytes, so it stays servable without a copy.
@@ -36,13 +48,17 @@ public struct PackagedSegment: Sendable, Equatable {
     /// Wall-clock time of the first sample, seconds since 1970 (EXT-X-PROGRAM-DATE-TIME).
     public var programDateTime: Double?
     public var parts: [PartRange] = []
+    /// The init segment version it was written against (`RenditionPackage.initVersion`).
+    public var initVersion = 0
 }
 
-/// What one unit produced: parts that became complete and, when a segment closed, the segment.
+/// What one unit produced: chunks of the open part, parts that became complete and, when a
+/// segment closed, the segment. A part's last chunk comes only as the complete part.
 public struct SegmenterOutput: Sendable, Equatable {
+    public var chunks: [PartChunk] = []
     public var parts: [PackagedPart] = []
     public var segment: PackagedSegment?
-    public var isEmpty: Bool { parts.isEmpty && segment == nil }
+    public var isEmpty: Bool { chunks.isEmpty && parts.isEmpty && segment == nil }
 }
 
 /// Where a stream's timeline meets the wall clock: stream time `streamSeconds` was packaged at
@@ -64,6 +80,11 @@ public struct ClockAnchor: Sendable, Equatable {
 /// INDEPENDENT. A segment is its parts back to back. The segmenter holds one sample back
 /// because a sample's duration is the distance to the next.
 ///
+/// **Chunks.** With a `chunkTarget`, a part is written as CMAF chunks of about that length, each
+/// handed out as soon as it is complete, so a player blocked on the preload-hinted part gets
+/// its first frames before the part ends. Each chunk costs one `moof` (about 100 bytes); 0
+/// writes a part as a single chunk.
+///
 /// **Splicing.** When a stream moves to another transcoder (failover or drain), the new worker
 /// starts from ingest's GOP cache, so its first units repeat timestamps this segmenter already
 /// has. Timestamps going back are a splice, not an error. Parts already published are never
@@ -71,16 +92,21 @@ public struct ClockAnchor: Sendable, Equatable {
 /// was published: inside the part being written it replaces the rest of that part; otherwise
 /// the old worker's last frame is held until the new worker's next keyframe (a freeze, not a
 /// discontinuity). Replayed units before that point, and audio the segmenter already has, are
-/// dropped.
+/// dropped. Chunks already handed out count as published.
 public struct RenditionSegmenter: Sendable {
     public static let minimumSegmentFraction = 0.5
 
     public let track: TrackConfig
     public let targetDuration: Double
     public let partTarget: Double
+    public let chunkTarget: Double
     private let partTargetTicks: Int64
+    private let chunkTargetTicks: Int64
     private var partSamples: [FragmentSample] = []
     private var partStart: Int64?
+    /// Chunks of the open part already handed out, and how many of its samples they hold.
+    private var partChunks: [[UInt8]] = []
+    private var chunkedSamples = 0
     /// Parts of the open segment already handed out.
     private var segmentParts: [PackagedPart] = []
     private var segmentStart: Int64?
@@ -95,11 +121,13 @@ public struct RenditionSegmenter: Sendable {
     public private(set) var splices = 0
     public private(set) var replayedUnitsDropped = 0
 
-    public init(track: TrackConfig, targetDuration: Double, partTarget: Double = 1.0 / 3.0, firstSequence: Int = 0) {
+    public init(track: TrackConfig, targetDuration: Double, partTarget: Double = 1.0 / 3.0, chunkTarget: Double = 0, firstSequence: Int = 0) {
         self.track = track
         self.targetDuration = targetDuration
         self.partTarget = partTarget
+        self.chunkTarget = chunkTarget
         self.partTargetTicks = Int64((partTarget * Double(track.timescale)).rounded())
+        self.chunkTargetTicks = Int64((chunkTarget * Double(track.timescale)).rounded())
         self.nextSequence = firstSequence
     }
 
@@ -123,6 +151,7 @@ public struct RenditionSegmenter: Sendable {
     }
 
     private var partTicks: Int64 { partSamples.reduce(0) { $0 + Int64($1.duration) } }
+    private var chunkedTicks: Int64 { partSamples[..<chunkedSamples].reduce(0) { $0 + Int64($1.duration) } }
 
     private mutating func appendInOrder(_ unit: AccessUnit, into out: inout SegmenterOutput) {
         guard let previous = held else {
@@ -143,6 +172,8 @@ public struct RenditionSegmenter: Sendable {
             out.segment = closeSegment()
         } else if partTicks + duration > partTargetTicks {
             closePart(into: &out)  // the next sample of the same length would not fit: publish now
+        } else if chunkTargetTicks > 0, partTicks - chunkedTicks >= chunkTargetTicks {
+            out.chunks.append(flushChunk())
         }
         held = unit
     }
@@ -172,8 +203,8 @@ public struct RenditionSegmenter: Sendable {
             appendInOrder(unit, into: &out)
             return
         }
-        // What is not published yet: the part being written, then the held sample.
-        let unpublished = partStart ?? previous.dts
+        // What is not published yet: the part being written after its chunks, then the held sample.
+        let unpublished = partStart.map { $0 + chunkedTicks } ?? previous.dts
         spliceResume = unpublished
         guard unit.isKeyframe, unit.dts >= unpublished else { replayedUnitsDropped += 1; return }
         spliceResume = nil
@@ -184,9 +215,9 @@ public struct RenditionSegmenter: Sendable {
         // Cut where the new worker's keyframe starts; what the old one had from there on is replaced.
         var kept: [FragmentSample] = []
         var dts = partStart ?? previous.dts
-        for sample in partSamples where dts < unit.dts {
+        for (i, sample) in partSamples.enumerated() where i < chunkedSamples || dts < unit.dts {
             var sample = sample
-            sample.duration = UInt32(clamping: min(Int64(sample.duration), unit.dts - dts))
+            if i >= chunkedSamples { sample.duration = UInt32(clamping: min(Int64(sample.duration), unit.dts - dts)) }  // chunks are out as they are
             kept.append(sample)
             dts += Int64(sample.duration)
         }
@@ -197,17 +228,30 @@ public struct RenditionSegmenter: Sendable {
         out.segment = closeSegment()  // nil when nothing of it was kept
     }
 
+    /// Writes the open part's samples not yet in a chunk as the next chunk.
+    private mutating func flushChunk() -> PartChunk {
+        let start = (partStart ?? 0) + chunkedTicks
+        let bytes = MediaFragment.make(sequenceNumber: nextFragment, baseMediaDecodeTime: UInt64(max(0, start)), samples: Array(partSamples[chunkedSamples...]))
+        nextFragment &+= 1
+        let chunk = PartChunk(sequence: nextSequence, index: segmentParts.count, offset: partChunks.reduce(0) { $0 + $1.count }, bytes: bytes)
+        partChunks.append(bytes)
+        chunkedSamples = partSamples.count
+        return chunk
+    }
+
     private mutating func closePart(into out: inout SegmenterOutput) {
         guard let start = partStart, !partSamples.isEmpty else { return }
+        if chunkedSamples < partSamples.count { _ = flushChunk() }
         let ticks = partTicks
         let part = PackagedPart(
             sequence: nextSequence, index: segmentParts.count, duration: Double(ticks) / Double(track.timescale),
-            bytes: MediaFragment.make(sequenceNumber: nextFragment, baseMediaDecodeTime: UInt64(max(0, start)), samples: partSamples),
-            independent: partSamples[0].isSync, startTime: start, ticks: ticks, sampleCount: partSamples.count)
-        nextFragment &+= 1
+            bytes: partChunks.count == 1 ? partChunks[0] : partChunks.flatMap { $0 },
+            independent: partSamples[0].isSync, startTime: start, ticks: ticks, sampleCount: partSamples.count, discontinuity: discontinuityNext)
         segmentParts.append(part)
         out.parts.append(part)
         partSamples = []
+        partChunks = []
+        chunkedSamples = 0
         partStart = nil
     }
 

@@ -4,10 +4,18 @@ import MediaFormats
 import StorecastWire
 
 /// One rendition as served: its init segment and a rolling window of segments.
+///
+/// A track that changes mid-stream (new resolution or codec configuration) gets a new init
+/// segment version; segments keep the version they were written against, so the playlist
+/// changes EXT-X-MAP where they change, and older versions stay servable while listed.
 public struct RenditionPackage: Sendable {
     public var track: TrackConfig
     public var codecString: String
+    /// The current init segment, version `initVersion`.
     public var initSegment: [UInt8]
+    public var initVersion = 0
+    /// Earlier init segments that listed segments still use.
+    public var olderInitSegments: [Int: [UInt8]] = [:]
     public var segments: [PackagedSegment] = []
     public var discontinuitySequence = 0
     public var ended = false
@@ -35,6 +43,8 @@ public struct RenditionPackage: Sendable {
 
     /// Parts of the segment being written (its media sequence number is the next one).
     public var openParts: [PackagedPart] = []
+    /// The part being written, as far as its chunks are out.
+    public var partInProgress: PartChunk?
     /// Segments that left the in-memory window but are still in the DVR window: listed, their
     /// bytes on disk (`DVRArchive`); `bytes` is empty here.
     public var archived: [PackagedSegment] = []
@@ -52,9 +62,20 @@ public struct RenditionPackage: Sendable {
     /// left the DVR window (their files can go).
     @discardableResult
     public mutating func add(_ output: SegmenterOutput, window: Int, dvrWindow: Double = 0) -> [Int] {
+        for c in output.chunks {
+            if var p = partInProgress, p.sequence == c.sequence, p.index == c.index, p.offset + p.bytes.count == c.offset {
+                partInProgress = nil  // no second reference while appending
+                p.bytes += c.bytes
+                partInProgress = p
+            } else if c.offset == 0 {
+                partInProgress = PartChunk(sequence: c.sequence, index: c.index, offset: 0, bytes: c.bytes)
+            }
+        }
+        for p in output.parts where partInProgress?.sequence == p.sequence && partInProgress?.index == p.index { partInProgress = nil }
         openParts += output.parts
-        guard let segment = output.segment else { return [] }
+        guard var segment = output.segment else { return [] }
         openParts.removeAll { $0.sequence <= segment.sequence }
+        segment.initVersion = initVersion
         segments.append(segment)
         var dropped: [Int] = []
         while segments.count > window {
@@ -74,7 +95,30 @@ public struct RenditionPackage: Sendable {
             if first.discontinuity { discontinuitySequence += 1 }
             dropped.append(first.sequence)
         }
+        if !olderInitSegments.isEmpty {
+            let used = Set((archived + segments).map(\.initVersion))
+            olderInitSegments = olderInitSegments.filter { used.contains($0.key) }
+        }
         return dropped
+    }
+
+    /// The track changed (a new resolution or codec configuration): `fresh` describes it. Listed
+    /// segments stay, with their init segment; what comes next uses the new one.
+    public mutating func reconfigure(_ fresh: RenditionPackage) {
+        if fresh.initSegment != initSegment {
+            if (archived + segments).contains(where: { $0.initVersion == initVersion }) { olderInitSegments[initVersion] = initSegment }
+            initVersion += 1
+            initSegment = fresh.initSegment
+        }
+        track = fresh.track
+        codecString = fresh.codecString
+        ended = false
+        retired = false
+    }
+
+    /// An init segment by version, while it is current or a listed segment uses it.
+    public func initSegment(version: Int) -> [UInt8]? {
+        version == initVersion ? initSegment : olderInitSegments[version]
     }
 
     /// An archived segment's entry (its bytes are on disk).
@@ -103,20 +147,23 @@ public struct RenditionPackage: Sendable {
         let uri = PlaylistURIs(query: query)
         let partsFrom = (segments.last?.sequence ?? 0) - (lowLatency?.partSegments ?? 0) + 1
         let all = archived + segments
-        let listed = all.map { s in
+        let listed = all.enumerated().map { i, s in
             PlaylistSegment(
                 sequence: s.sequence, duration: s.duration, uri: uri.segment(s.sequence), discontinuity: s.discontinuity,
                 programDateTime: s.programDateTime.map(ProgramDateTime.format),
-                parts: lowLatency != nil && s.sequence >= partsFrom ? s.parts.enumerated().map { PlaylistPart(duration: $1.duration, uri: uri.part(s.sequence, $0), independent: $1.independent) } : [])
+                parts: lowLatency != nil && s.sequence >= partsFrom ? s.parts.enumerated().map { PlaylistPart(duration: $1.duration, uri: uri.part(s.sequence, $0), independent: $1.independent) } : [],
+                mapURI: i > 0 && all[i - 1].initVersion != s.initVersion ? uri.initSegment(s.initVersion) : nil)
         }
         // RFC 8216 4.3.3.1: every EXTINF rounded to the nearest integer is <= the target.
         let target = max(Int(targetDuration.rounded()), Int((all.map(\.duration).max() ?? targetDuration).rounded()), 1)
-        var playlist = MediaPlaylist(targetDuration: target, mapURI: uri.initSegment, segments: listed, discontinuitySequence: discontinuitySequence, ended: ended)
+        var playlist = MediaPlaylist(targetDuration: target, mapURI: uri.initSegment(all.first?.initVersion ?? initVersion), segments: listed, discontinuitySequence: discontinuitySequence, ended: ended)
         if let ll = lowLatency {
             let skipBoundary = Double(target) * 6
             playlist.partTarget = ll.partTarget
             playlist.serverControl = ServerControl(canBlockReload: true, canSkipUntil: skipBoundary, partHoldBack: ll.partHoldBack)
             playlist.trailingParts = openParts.map { PlaylistPart(duration: $0.duration, uri: uri.part($0.sequence, $0.index), independent: $0.independent) }
+            playlist.trailingDiscontinuity = openParts.first?.discontinuity ?? false
+            if let last = all.last, last.initVersion != initVersion { playlist.trailingMapURI = uri.initSegment(initVersion) }
             if !ended {
                 let next = openParts.last.map { ($0.sequence, $0.index + 1) } ?? ((segments.last?.sequence ?? -1) + 1, 0)
                 playlist.preloadHintURI = uri.part(next.0, next.1)
@@ -143,17 +190,21 @@ public struct LowLatencySettings: Sendable, Equatable {
 /// The names the packager gives a rendition's files, relative to its media playlist.
 public struct PlaylistURIs: Sendable {
     public var query: String
-    public var initSegment: String { "init.mp4" + query }
+    /// Version 0 is `init.mp4`; a track that changed gets `init-<version>.mp4`.
+    public func initSegment(_ version: Int = 0) -> String { (version == 0 ? "init.mp4" : "init-\(version).mp4") + query }
     public func segment(_ sequence: Int) -> String { "seg-\(sequence).m4s" + query }
     public func part(_ sequence: Int, _ index: Int) -> String { "part-\(sequence).\(index).m4s" + query }
 
     /// What a media file name asks for.
     public enum Resource: Equatable, Sendable {
+        case initSegment(Int)
         case segment(Int)
         case part(Int, Int)
     }
 
     public static func resource(_ name: String) -> Resource? {
+        if name == "init.mp4" { return .initSegment(0) }
+        if name.hasPrefix("init-"), name.hasSuffix(".mp4"), let v = Int(name.dropFirst(5).dropLast(4)), v > 0 { return .initSegment(v) }
         guard name.hasSuffix(".m4s") else { return nil }
         let stem = name.dropLast(4)
         if stem.hasPrefix("seg-"), let n = Int(stem.dropFirst(4)), n >= 0 { return .segment(n) }

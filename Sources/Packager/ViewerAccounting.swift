@@ -26,13 +26,25 @@ public final class ViewerAccounting: Sendable {
     public func served(stream: String, session: String, bytes: Int) {
         let t = now()
         let egress = streams.withLock { all -> Counter in
-            if all[stream] == nil {
-                all[stream] = (ViewerWindow(), Counter(label: "storecast_packager_egress_bytes_total", dimensions: [("stream", stream)]))
-            }
+            let egress = Self.egress(stream, in: &all)
             all[stream]!.window.saw(session, at: t)
-            return all[stream]!.egress
+            return egress
         }
         if bytes > 0 { egress.increment(by: bytes) }
+    }
+
+    /// Bytes of a streamed answer, counted as they go out (its session was counted when it began).
+    public func sent(stream: String, bytes: Int) {
+        guard bytes > 0 else { return }
+        streams.withLock { Self.egress(stream, in: &$0) }.increment(by: bytes)
+    }
+
+    /// The stream's egress counter, its entry made on first use.
+    private static func egress(_ stream: String, in all: inout [String: (window: ViewerWindow, egress: Counter)]) -> Counter {
+        if all[stream] == nil {
+            all[stream] = (ViewerWindow(), Counter(label: "storecast_packager_egress_bytes_total", dimensions: [("stream", stream)]))
+        }
+        return all[stream]!.egress
     }
 
     /// Updates the viewer gauges; streams without viewers for a window report 0 once, then drop out.

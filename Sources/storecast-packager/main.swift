@@ -20,6 +20,7 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "Directory of the DVR window's segments.") var dvrDir = "dvr"
     @Option(help: "Seconds an ended stream stays servable before it leaves memory.") var endedRetention: Double = 120
     @Option(help: "Low-Latency HLS part target in seconds (0.2 to 0.5); 0 serves plain HLS without parts.") var partTarget: Double = 1.0 / 3.0
+    @Option(help: "Parts are written as CMAF chunks of about this many seconds and streamed to players waiting on the preload hint (each chunk adds ~100 bytes); 0 writes a part as one chunk.") var chunkTarget: Double = 0.1
     @Option(help: "URL of hls.js for browsers without native HLS (optional).") var hlsjsURL: String?
     @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given).") var hlsjsFile: String?
     @Option(help: "PostgreSQL connection string: private streams and playback tokens. Without it every stream is public.") var database: String?
@@ -35,6 +36,9 @@ struct PackagerCommand: AsyncParsableCommand {
         guard partTarget == 0 || (0.2...0.5).contains(partTarget) else {
             throw ValidationError("--part-target must be between 0.2 and 0.5 seconds, or 0 for plain HLS (got \(partTarget)).")
         }
+        guard chunkTarget >= 0, partTarget == 0 || chunkTarget <= partTarget else {
+            throw ValidationError("--chunk-target must be between 0 and the part target (\(partTarget) s), got \(chunkTarget).")
+        }
         let nodeID = node ?? NodeIdentity.defaultNodeID(service: "packager")
         if database == nil { logger.warning("no --database: private streams cannot be checked, every stream plays without a token") }
         var hlsJS: [UInt8]?
@@ -46,6 +50,7 @@ struct PackagerCommand: AsyncParsableCommand {
         }
         let context = try ZMQContext()
         var configuration = PackagerService.Configuration(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget)
+        configuration.chunkTarget = chunkTarget
         configuration.recordingsDirectory = recordingsDir
         configuration.dvrWindow = dvrWindow
         configuration.dvrDirectory = dvrDir

@@ -53,6 +53,25 @@ import Testing
         #expect(!text.contains("seg-40.m4s"))
     }
 
+    @Test func aMapChangedAmongSkippedSegmentsIsRestated() {
+        var p = Self.playlist(skipped: 1)
+        p.segments[0].mapURI = "init-2.mp4"  // seg-40 started a new map; the delta update skips it
+        let text = p.render()
+        #expect(text.contains("#EXT-X-SKIP:SKIPPED-SEGMENTS=1\n#EXT-X-MAP:URI=\"init-2.mp4\"\n#EXT-X-PROGRAM-DATE-TIME:2026-11-23T10:00:02.000Z\n"), "\(text)")
+        #expect(text.split(separator: "init-2.mp4", omittingEmptySubsequences: false).count == 2, "stated once")
+        p.skippedSegments = 0
+        #expect(p.render().split(separator: "init-2.mp4", omittingEmptySubsequences: false).count == 2, "a full playlist states it where it changed, once")
+    }
+
+    @Test func theOpenSegmentsTagsPrecedeItsParts() {
+        var p = Self.playlist()
+        p.trailingDiscontinuity = true
+        p.trailingMapURI = "init-1.mp4"
+        #expect(p.render().contains("seg-41.m4s\n#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"init-1.mp4\"\n#EXT-X-PART:DURATION=0.33333,URI=\"part-42.0.m4s\",INDEPENDENT=YES\n"))
+        p.trailingParts = []
+        #expect(!p.render().contains("init-1.mp4") && !p.render().contains("DISCONTINUITY"), "no parts, no tags")
+    }
+
     @Test func partTargetIsRoundedUpToTheMillisecond() {
         for (target, text) in [(0.2, "0.200"), (0.3, "0.300"), (1.0 / 3.0, "0.334"), (0.5, "0.500"), (0.3333, "0.334")] {
             let p = MediaPlaylist(targetDuration: 1, mapURI: "i", segments: [], partTarget: target).render()

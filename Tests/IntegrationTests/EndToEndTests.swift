@@ -30,10 +30,17 @@ import Testing
         let renditionBase = base + "/" + playlistURI.split(separator: "/").dropLast().joined(separator: "/")
         let playlist = try #require(await TestEnvironment.httpGet(base + "/" + playlistURI))
         let text = String(decoding: playlist.body, as: UTF8.self)
-        let segments = text.split(separator: "\n").filter { $0.hasSuffix(".m4s") }
+        // Each segment with the EXT-X-MAP in effect where it is listed.
+        var map = "init.mp4"
+        var segments: [(uri: Substring, map: String)] = []
+        for line in text.split(separator: "\n") {
+            if let m = line.firstMatch(of: /#EXT-X-MAP:URI="([^"]+)"/) { map = String(m.1) }
+            if line.hasSuffix(".m4s") { segments.append((line, map)) }
+        }
         #expect(segments.count > segmentIndex, "playlist has segments: \(text)")
-        let initData = try #require(await TestEnvironment.httpGet(renditionBase + "/init.mp4"))
-        let segment = try #require(await TestEnvironment.httpGet(renditionBase + "/" + segments[min(segmentIndex, segments.count - 1)]))
+        let chosen = segments[min(segmentIndex, segments.count - 1)]
+        let initData = try #require(await TestEnvironment.httpGet(renditionBase + "/" + chosen.map))
+        let segment = try #require(await TestEnvironment.httpGet(renditionBase + "/" + chosen.uri))
         #expect(initData.status == 200 && segment.status == 200)
         let file = dir.appendingPathComponent("\(UUID().uuidString.prefix(6)).mp4")
         try Data(initData.body + segment.body).write(to: file)
@@ -339,12 +346,14 @@ import Testing
 
     /// A phone rotating or an app switching its capture preset, up (640x360 to 854x480) and down
     /// (854x480 to 640x360): the ladder planned from the first size stays, every rendition at its
-    /// size, with no discontinuity.
+    /// size, with no discontinuity. The passed-through source rung changes size: its playlist
+    /// switches to a second init segment (EXT-X-MAP) where the new size starts, and the segments
+    /// on either side decode at their own size.
     @Test(arguments: [(640, 360, 854, 480), (854, 480, 640, 360)])
     func publisherResolutionChangeKeepsEveryRenditionAtItsSize(_ sizes: (Int, Int, Int, Int)) async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "switch")
-        try stack.start()
+        try stack.start(workerArguments: ["--source-rung"])
         try await stack.waitUntilReady()
         let before = try await ScriptedMedia.hevc(width: sizes.0, height: sizes.1, seconds: 4, directory: stack.logDirectory)
         let after = try await ScriptedMedia.hevc(width: sizes.2, height: sizes.3, seconds: 4, directory: stack.logDirectory)
@@ -371,7 +380,19 @@ import Testing
             #expect((Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 30, "frames after the change are encoded: \(frames)")
         }
         let variants = EndToEndTests.variants(String(decoding: await TestEnvironment.httpGet(base + "/master.m3u8")?.body ?? [], as: UTF8.self))
-        #expect(variants.map(\.resolution) == expected.map { "\($0.1)x\($0.2)" }, "the ladder planned from the first size stays")
+        #expect(variants.filter { $0.uri != "source/index.m3u8" }.map(\.resolution) == expected.map { "\($0.1)x\($0.2)" }, "the ladder planned from the first size stays")
+        var source = ""
+        _ = await StorecastStack.eventually(timeout: .seconds(10)) {
+            source = String(decoding: await TestEnvironment.httpGet(base + "/source/index.m3u8")?.body ?? [], as: UTF8.self)
+            return source.contains("#EXT-X-ENDLIST")
+        }
+        #expect(source.contains("#EXT-X-MAP:URI=\"init.mp4\"") && source.contains("#EXT-X-MAP:URI=\"init-1.mp4\""), "the source rung's map changes: \(source)")
+        let sourceSegments = source.split(separator: "\n").filter { $0.hasSuffix(".m4s") }.count
+        for (index, size) in [(0, "\(sizes.0),\(sizes.1)"), (sourceSegments - 1, "\(sizes.2),\(sizes.3)")] {
+            let file = try await EndToEndTests.fetchSample(base: base, playlistURI: "source/index.m3u8", segmentIndex: index, into: stack.logDirectory)
+            let probe = try await EndToEndTests.probe(file, ["-select_streams", "v:0", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0"])
+            #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(size + ","), "source segment \(index) decodes at its own size: \(probe)")
+        }
         _ = await stack.stop()
     }
 

@@ -55,6 +55,7 @@ import Testing
         let hinted = try #require(await TestEnvironment.httpExchange("\(base)/part-\(next.0).\(next.1).m4s"))
         #expect(hinted.status == 200 && hinted.headers["cache-control"] == "max-age=31536000, immutable")
         #expect(hinted.body.count > 8 && Array(hinted.body[4..<8]) == Array("moof".utf8))
+        try await Self.hintedPartIsStreamedAsItIsWritten(stack: stack, base: base)
 
         // Safari's form: _HLS_msn alone waits for that whole segment.
         let want = (lastComplete ?? 0) + 1
@@ -121,6 +122,38 @@ import Testing
         #expect(skipped, "no delta update: \(delta)")
         #expect(delta.contains("#EXT-X-VERSION:9"))
         _ = await stack.stop()
+    }
+}
+
+extension LowLatencyHLSTests {
+    /// The preload-hinted part, asked for as it starts: its first CMAF chunks arrive before the
+    /// part is complete (the moment a blocking reload for it returns), chunked, and the streamed
+    /// bytes are the part as later served whole. A request that happens to start late gets the
+    /// whole part at once, so up to three parts are tried.
+    static func hintedPartIsStreamedAsItIsWritten(stack: StorecastStack, base: String) async throws {
+        let port = try #require(URL(string: stack.playbackBase)?.port)
+        let path = try #require(URL(string: base)?.path)
+        var streamedEarly = false
+        for _ in 0..<3 where !streamedEarly {
+            // A blocking reload for the newest part returns as it is written: the hint is just starting.
+            let now = Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8"))
+            let (m, i) = try #require(Self.edge(now).hint)
+            let fresh = Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8?_HLS_msn=\(m)&_HLS_part=\(i)"))
+            let (hm, hi) = try #require(Self.edge(fresh).hint)
+            async let streamed = TestEnvironment.streamedGet(port: port, path: "\(path)/part-\(hm).\(hi).m4s")
+            _ = await TestEnvironment.httpExchange("\(base)/index.m3u8?_HLS_msn=\(hm)&_HLS_part=\(hi)")
+            let complete = ContinuousClock.now
+            let response = try #require(await streamed)
+            #expect(response.status == 200)
+            let whole = try #require(await TestEnvironment.httpExchange("\(base)/part-\(hm).\(hi).m4s")).body
+            #expect(response.body == whole, "streamed \(response.body.count) bytes, the part has \(whole.count)")
+            let moofs = whole.indices.dropLast(4).filter { Array(whole[$0..<($0 + 4)]) == Array("moof".utf8) }.count
+            #expect(moofs >= 2, "a part of CMAF chunks: \(moofs) moof")
+            if response.headers["transfer-encoding"] == "chunked", let first = response.bodyArrivals.first, first < complete {
+                streamedEarly = true
+            }
+        }
+        #expect(streamedEarly, "no hinted part's bytes arrived before the part was complete")
     }
 }
 

@@ -87,6 +87,67 @@ enum TestEnvironment {
         return (http.statusCode, fields, Array(data), Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
+    /// A GET read off a plain socket as it arrives: the status, headers (names lowercased), the
+    /// body (chunked transfer decoded) and, for each read that brought body bytes, when it came.
+    struct StreamedResponse {
+        var status: Int
+        var headers: [String: String]
+        var body: [UInt8]
+        var bodyArrivals: [ContinuousClock.Instant]
+    }
+
+    static func streamedGet(port: Int, path: String, timeout: Int = 15) async -> StreamedResponse? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: blockingStreamedGet(port: port, path: path, timeout: timeout)) }
+        }
+    }
+
+    private static func blockingStreamedGet(port: Int, path: String, timeout: Int) -> StreamedResponse? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var wait = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { return nil }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+        guard send(fd, request, request.count, 0) == request.count else { return nil }
+        var raw: [UInt8] = [], arrivals: [(ContinuousClock.Instant, Int)] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { break }
+            raw += buffer[0..<n]
+            arrivals.append((.now, raw.count))
+        }
+        let separator = Array("\r\n\r\n".utf8)
+        guard let end = (0...max(0, raw.count - 4)).first(where: { raw[$0..<min($0 + 4, raw.count)].elementsEqual(separator) }) else { return nil }
+        let lines = String(decoding: raw[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        guard let status = lines.first?.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var body = Array(raw[(end + 4)...])
+        if headers["transfer-encoding"]?.lowercased() == "chunked" {
+            var decoded: [UInt8] = [], p = 0
+            while let lineEnd = (p..<max(p, body.count - 1)).first(where: { body[$0] == 13 && body[$0 + 1] == 10 }),
+                  let size = Int(String(decoding: body[p..<lineEnd], as: UTF8.self).split(separator: ";")[0], radix: 16), size > 0, lineEnd + 2 + size <= body.count {
+                decoded += body[(lineEnd + 2)..<(lineEnd + 2 + size)]
+                p = lineEnd + 2 + size + 2
+            }
+            body = decoded
+        }
+        return StreamedResponse(status: status, headers: headers, body: body, bodyArrivals: arrivals.filter { $0.1 > end + 4 }.map(\.0))
+    }
+
     /// The Python from deploy/local/test-tools.sh (m3u8 installed), and hls.js for the browser.
     static func testTool(_ relative: String) throws -> URL {
         let url = repositoryRoot.appendingPathComponent(".build/test-tools/\(relative)")

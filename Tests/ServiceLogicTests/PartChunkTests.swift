@@ -1,0 +1,174 @@
+@testable import Packager
+import HLS
+import StorecastWire
+import Testing
+
+/// Parts written as CMAF chunks: handed out before the part is complete, and the part is its
+/// chunks back to back.
+@Suite struct PartChunkTests {
+    typealias Event = (chunk: PartChunk?, part: PackagedPart?)
+
+    /// Top-level box types of `bytes`, and the `mfhd` sequence number of every `moof`.
+    static func boxes(_ bytes: [UInt8]) -> (types: [String], fragments: [UInt32]) {
+        var types: [String] = [], fragments: [UInt32] = []
+        var p = 0
+        func u32(_ at: Int) -> UInt32 { bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+        while p + 8 <= bytes.count {
+            let size = Int(u32(p))
+            let type = String(decoding: bytes[p + 4..<p + 8], as: UTF8.self)
+            types.append(type)
+            if type == "moof" { fragments.append(u32(p + 8 + 12)) }  // moof header, mfhd header + version/flags
+            guard size >= 8 else { break }
+            p += size
+        }
+        return (types, fragments)
+    }
+
+    static func run(chunkTarget: Double, frames: Int) -> (events: [Event], segments: [PackagedSegment]) {
+        var s = RenditionSegmenter(track: LowLatencyPartTests.video, targetDuration: 2, partTarget: 1.0 / 3.0, chunkTarget: chunkTarget)
+        var events: [Event] = [], segments: [PackagedSegment] = []
+        for i in 0..<frames {
+            let o = s.append(LowLatencyPartTests.frame(i, keyframe: i % 60 == 0))
+            events += o.chunks.map { ($0, nil) } + o.parts.map { (nil, $0) }
+            if let seg = o.segment { segments.append(seg) }
+        }
+        return (events, segments)
+    }
+
+    /// Chunk target → CMAF chunks per 10-frame (1/3 s) part at 30 fps, and how many of them are
+    /// handed out early (the last one comes as the complete part).
+    static let table: [(chunkTarget: Double, moofs: Int, early: Int)] = [
+        (0, 1, 0),
+        (0.05, 5, 4),  // every 2 frames
+        (0.1, 4, 3),  // every 3 frames, the 10th alone
+        (0.2, 2, 1),
+        (0.34, 1, 0),  // longer than the part
+    ]
+
+    @Test func chunksComeFirstAndMakeUpThePart() {
+        for row in Self.table {
+            let (events, segments) = Self.run(chunkTarget: row.chunkTarget, frames: 150)
+            let parts = events.compactMap(\.part)
+            #expect(parts.count == 14, "\(row)")
+            for (n, part) in parts.enumerated() {
+                let position = events.firstIndex { $0.part == part }!
+                let chunks = events[..<position].compactMap(\.chunk).filter { $0.sequence == part.sequence && $0.index == part.index }
+                #expect(events[position...].compactMap(\.chunk).allSatisfy { $0.sequence != part.sequence || $0.index != part.index }, "no chunk after its part")
+                #expect(chunks.map(\.offset) == chunks.indices.map { i in chunks[..<i].reduce(0) { $0 + $1.bytes.count } }, "\(row)")
+                #expect(Array(part.bytes.prefix(chunks.reduce(0) { $0 + $1.bytes.count })) == chunks.flatMap(\.bytes), "chunks are a prefix of the part")
+                let (types, _) = Self.boxes(part.bytes)
+                #expect(types == Array(repeating: ["moof", "mdat"], count: row.moofs).flatMap { $0 }, "\(row) part \(n): \(types)")
+                #expect(chunks.count == row.early, "\(row) part \(n)")
+            }
+            // Fragment sequence numbers keep rising through every segment.
+            for segment in segments {
+                let fragments = Self.boxes(segment.bytes).fragments
+                #expect(zip(fragments, fragments.dropFirst()).allSatisfy { $0 < $1 }, "\(fragments)")
+                #expect(fragments.count == row.moofs * 6, "\(row)")
+            }
+        }
+    }
+
+    @Test(arguments: LowLatencyPartTests.spliceCases)
+    func splicingNeverChangesAChunkAlreadyOut(_ c: LowLatencyPartTests.SpliceCase) {
+        var s = RenditionSegmenter(track: LowLatencyPartTests.video, targetDuration: 2, partTarget: 1.0 / 3.0, chunkTarget: 0.1)
+        var chunks: [PartChunk] = [], segments: [PackagedSegment] = []
+        func take(_ o: SegmenterOutput) { chunks += o.chunks; if let seg = o.segment { segments.append(seg) } }
+        for f in c.workerA { take(s.append(LowLatencyPartTests.frame(f, keyframe: f % 60 == 0))) }
+        let outBefore = chunks
+        #expect(!outBefore.isEmpty)
+        for f in c.workerB { take(s.append(LowLatencyPartTests.frame(f, keyframe: f == c.workerB.lowerBound || f % 60 == 0))) }
+        take(s.finish())
+        for (a, b) in zip(segments, segments.dropFirst()) { #expect(a.startTime + a.ticks == b.startTime, "timeline continues") }
+        for chunk in outBefore {
+            let segment = try? #require(segments.first { $0.sequence == chunk.sequence })
+            guard let segment, chunk.index < segment.parts.count else {
+                Issue.record("chunk \(chunk.sequence).\(chunk.index) has no part in its segment")
+                continue
+            }
+            let start = segment.parts[chunk.index].offset + chunk.offset
+            #expect(Array(segment.bytes[start..<(start + chunk.bytes.count)]) == chunk.bytes, "chunk \(chunk.sequence).\(chunk.index)@\(chunk.offset)")
+        }
+    }
+
+    @Test func theRenditionKeepsThePartInProgress() throws {
+        var r = try StreamPackageTests.rendition("360p", kind: .video, segments: 0)
+        var s = RenditionSegmenter(track: LowLatencyPartTests.video, targetDuration: 2, partTarget: 1.0 / 3.0, chunkTarget: 0.1)
+        var seen: [String: [UInt8]] = [:]
+        var checked = 0
+        for i in 0..<200 {
+            let o = s.append(LowLatencyPartTests.frame(i, keyframe: i % 60 == 0))
+            r.add(o, window: 3)
+            for c in o.chunks { seen["\(c.sequence).\(c.index)", default: []] += c.bytes }
+            if let p = r.partInProgress {
+                #expect(r.part(p.sequence, p.index) == nil, "in progress means not complete")
+                #expect(p.bytes == seen["\(p.sequence).\(p.index)"])
+                checked += 1
+            }
+            for part in o.parts {
+                #expect(r.part(part.sequence, part.index) == part.bytes)
+                #expect(part.bytes.starts(with: seen["\(part.sequence).\(part.index)"] ?? []))
+                #expect(r.partInProgress.map { $0.sequence != part.sequence || $0.index != part.index } ?? true, "cleared once complete")
+            }
+        }
+        #expect(checked > 100)
+    }
+}
+
+/// A track that changes mid-stream keeps its old segments on their own init segment.
+@Suite struct InitVersionTests {
+    static func audio(config: [UInt8]) throws -> RenditionPackage {
+        try RenditionPackage(track: TrackConfig(trackID: 2, kind: .audio, codec: "aac", name: "audio", timescale: 48_000, sampleRate: 48_000, channels: 2, config: config))
+    }
+
+    static func segment(_ n: Int, discontinuity: Bool = false) -> SegmenterOutput {
+        SegmenterOutput(parts: [], segment: PackagedSegment(sequence: n, duration: 2, bytes: [0, 0, 0, 8, 0x6D, 0x64, 0x61, 0x74], discontinuity: discontinuity, sampleCount: 94))
+    }
+
+    @Test func playlistsChangeTheMapWhereTheTrackChanged() throws {
+        var r = try Self.audio(config: [0x11, 0x90])  // 48 kHz stereo
+        for n in 1...3 { r.add(Self.segment(n), window: 4) }
+        let v0 = r.initSegment
+        r.reconfigure(try Self.audio(config: [0x11, 0x88]))  // 48 kHz mono
+        #expect(r.initVersion == 1 && r.initSegment != v0)
+        #expect(r.initSegment(version: 0) == v0, "still listed, still served")
+        // Before the new track's first segment completes, its parts carry the new map.
+        r.add(SegmenterOutput(parts: [PackagedPart(sequence: 4, index: 0, duration: 0.32, bytes: [1], independent: true, startTime: 0, ticks: 1, sampleCount: 15, discontinuity: true)]), window: 4)
+        var text = r.mediaPlaylist(targetDuration: 2, lowLatency: LowLatencySettings(partTarget: 1.0 / 3.0))
+        #expect(text.contains("#EXTINF:2.00000,\nseg-3.m4s\n#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"init-1.mp4\"\n#EXT-X-PART:DURATION=0.32000,URI=\"part-4.0.m4s\",INDEPENDENT=YES\n"), "\(text)")
+        r.add(Self.segment(4, discontinuity: true), window: 4)
+        text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil)
+        #expect(text.contains("#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:2.00000,\nseg-1.m4s\n"), "\(text)")
+        #expect(text.contains("seg-3.m4s\n#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"init-1.mp4\"\n#EXTINF:2.00000,\nseg-4.m4s\n"), "\(text)")
+        // Once the last segment of version 0 leaves the window, so does its init segment.
+        for n in 5...7 { r.add(Self.segment(n), window: 4) }
+        #expect(r.initSegment(version: 0) == nil && r.olderInitSegments.isEmpty)
+        text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil)
+        #expect(text.contains("#EXT-X-MAP:URI=\"init-1.mp4\"\n#EXT-X-DISCONTINUITY\n#EXTINF:2.00000,\nseg-4.m4s\n") && !text.contains("init.mp4"), "\(text)")
+    }
+
+    @Test func theDVRWindowKeepsOldInitSegmentsWhileListed() throws {
+        var r = try Self.audio(config: [0x11, 0x90])
+        for n in 1...3 { r.add(Self.segment(n), window: 2, dvrWindow: 10) }
+        r.reconfigure(try Self.audio(config: [0x11, 0x88]))
+        for n in 4...6 { r.add(Self.segment(n), window: 2, dvrWindow: 10) }
+        #expect(r.archived.map(\.sequence) == [2, 3, 4] && r.archived.map(\.initVersion) == [0, 0, 1])
+        #expect(r.initSegment(version: 0) != nil)
+        let text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil)
+        #expect(text.contains("#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:2.00000,\nseg-2.m4s\n"), "\(text)")
+        #expect(text.contains("seg-3.m4s\n#EXT-X-MAP:URI=\"init-1.mp4\"\n#EXTINF:2.00000,\nseg-4.m4s\n"), "\(text)")
+        // The same track again changes nothing.
+        r.reconfigure(try Self.audio(config: [0x11, 0x88]))
+        #expect(r.initVersion == 1)
+    }
+
+    @Test func initNamesRoundTrip() {
+        let uris = PlaylistURIs(query: "?token=x")
+        #expect(uris.initSegment(0) == "init.mp4?token=x" && uris.initSegment(7) == "init-7.mp4?token=x")
+        #expect(PlaylistURIs.resource("init.mp4") == .initSegment(0))
+        #expect(PlaylistURIs.resource("init-7.mp4") == .initSegment(7))
+        for bad in ["init-0.mp4", "init-.mp4", "init-x.mp4", "init.m4s", "init-1.m4s", "init-7.mp4.mp4"] {
+            #expect(PlaylistURIs.resource(bad) == nil, "\(bad)")
+        }
+    }
+}

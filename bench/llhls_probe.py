@@ -5,11 +5,14 @@ Clock reference: ffmpeg publishes in real time (-re) and reports how much media 
 (-progress, every 50 ms). The earliest (wall clock - media time) over the run is when media time
 zero left the publisher; a frame at media time t reached ingest at about t0 + t (loopback).
 
-  storecast mode: blocking playlist reloads for the next part of each rendition; when one
-  returns, the part is fetchable. Its samples' times come from its own tfdt/trun.
+  storecast mode: each rendition's preload-hinted part is requested as soon as it is hinted,
+  as a player does; the origin streams it chunk by chunk. When its first CMAF chunk has
+  arrived, the part's first frame is at the player ("first_chunk"); when the response ends the
+  part is complete ("first_frame"/"last_frame" = fetchable, as a player that waits for whole
+  parts sees it). Sample times come from the chunks' own tfdt/trun.
   nginx mode: the playlist is polled every 20 ms; a segment is fetchable when it is listed.
 """
-import argparse, json, re, struct, subprocess, sys, threading, time, urllib.request
+import argparse, http.client, json, re, struct, subprocess, sys, threading, time, urllib.parse, urllib.request
 
 def get(url, timeout=10):
     with urllib.request.urlopen(url, timeout=timeout) as r:
@@ -36,11 +39,11 @@ def timescale(init):
     version = init[s]
     return struct.unpack(">I", init[s + 12:s + 16] if version == 0 else init[s + 20:s + 24])[0]
 
-def part_times(part):
-    """(first decode time, end decode time, sample count) of a moof+mdat."""
-    s, _ = find(part, ["moof", "traf", "tfdt"])
+def chunk_times(part, start=0, end=None):
+    """(first decode time, end decode time, sample count, moof bytes) of one moof+mdat."""
+    s, _ = find(part, ["moof", "traf", "tfdt"], start, end)
     base = struct.unpack(">Q", part[s + 4:s + 12])[0] if part[s] == 1 else struct.unpack(">I", part[s + 4:s + 8])[0]
-    s, _ = find(part, ["moof", "traf", "trun"])
+    s, _ = find(part, ["moof", "traf", "trun"], start, end)
     flags = int.from_bytes(part[s + 1:s + 4], "big")
     count = struct.unpack(">I", part[s + 4:s + 8])[0]
     i = s + 8 + (4 if flags & 1 else 0) + (4 if flags & 4 else 0)
@@ -48,7 +51,24 @@ def part_times(part):
     total = 0
     for n in range(count):
         total += struct.unpack(">I", part[i + n * per:i + n * per + 4])[0] if flags & 0x100 else 0
-    return base, base + total, count
+    moof = next((e - s + 8 for k, s, e in boxes(part, start, end) if k == "moof"), 0)
+    return base, base + total, count, moof
+
+def chunks(part):
+    """Complete moof+mdat pairs at the start of `part`: [(start, end)]."""
+    out, pending = [], None
+    for kind, s, e in boxes(part):
+        if e > len(part): break
+        if kind == "moof": pending = s - 8
+        elif kind == "mdat" and pending is not None: out.append((pending, e)); pending = None
+    return out
+
+def part_times(part):
+    """(first decode time, end decode time, sample count) of a part of one or more chunks, and the
+    bytes its extra chunks cost: every moof beyond the first, less the sample entries it holds."""
+    times = [chunk_times(part, s, e) for s, e in chunks(part)]
+    extra = sum(moof + 8 - 16 * count for _, _, count, moof in times[1:])
+    return times[0][0], times[-1][1], sum(t[2] for t in times), extra
 
 class Publisher:
     def __init__(self, url, seconds):
@@ -81,22 +101,34 @@ def storecast_rendition(base, name, deadline, publisher, out):
         except Exception: time.sleep(0.05)
     scale = timescale(init)
     text = get(url)[1].decode()
+    origin = urllib.parse.urlsplit(base)
+    conn = http.client.HTTPConnection(origin.hostname, origin.port, timeout=10)
     while time.time() < deadline:
         hint = re.search(r'PRELOAD-HINT:TYPE=PART,URI="part-(\d+)\.(\d+)\.m4s', text)
         if not hint: time.sleep(0.1); text = get(url)[1].decode(); continue
         msn, idx = hint.group(1), hint.group(2)
         try:
-            status, body = get(f"{url}?_HLS_msn={msn}&_HLS_part={idx}")
+            conn.request("GET", f"{origin.path}/{name}/part-{msn}.{idx}.m4s")
+            r = conn.getresponse()
+            part, first_chunk = b"", None
+            while True:
+                data = r.read1(65536)
+                if not data: break
+                part += data
+                if first_chunk is None and chunks(part): first_chunk = time.time()
+            fetchable = time.time()
+            streamed = r.getheader("Transfer-Encoding") == "chunked"
+            # The next hint: the part just read is listed now, so this returns at once.
+            text = get(f"{url}?_HLS_msn={msn}&_HLS_part={idx}")[1].decode()
         except Exception:
+            conn.close(); conn = http.client.HTTPConnection(origin.hostname, origin.port, timeout=10)
             text = get(url)[1].decode(); continue
-        fetchable = time.time()
-        text = body.decode()
-        part = get(f"{base}/{name}/part-{msn}.{idx}.m4s")[1]
-        first, end, count = part_times(part)
-        if publisher.t0 is None or count == 0: continue
+        if r.status != 200 or publisher.t0 is None or not chunks(part): continue
+        first, end, count, extra = part_times(part)
         frame = (end - first) / count
         out.append({"first": fetchable - (publisher.t0 + first / scale), "last": fetchable - (publisher.t0 + (end - frame) / scale),
-                    "duration": (end - first) / scale, "start": first / scale})
+                    "first_chunk": first_chunk - (publisher.t0 + first / scale), "streamed": streamed,
+                    "overhead": extra / len(part), "duration": (end - first) / scale, "start": first / scale})
 
 def new_viewer(base, rendition):
     """A fresh player: master, media playlist, init and the newest INDEPENDENT part, timed."""
@@ -175,6 +207,9 @@ def main():
         result[name] = {"parts": len(s), "duration_p50": pct([x["duration"] for x in s], 50),
                         "first_frame_p50": pct([x["first"] for x in s], 50), "first_frame_p95": pct([x["first"] for x in s], 95),
                         "last_frame_p50": pct([x["last"] for x in s], 50), "last_frame_p95": pct([x["last"] for x in s], 95),
+                        **({"first_chunk_p50": pct([x["first_chunk"] for x in s], 50), "first_chunk_p95": pct([x["first_chunk"] for x in s], 95),
+                            "streamed_share": sum(1 for x in s if x["streamed"]) / len(s), "chunk_overhead_p50": pct([x["overhead"] for x in s], 50)}
+                           if s and "first_chunk" in s[0] else {}),
                         "first_start": s[0]["start"] if s else None}
     pub.proc.terminate()
     print(json.dumps(result))

@@ -23,6 +23,10 @@ enum PlayerPage {
         // Stalls, for the page's own status and for tests: each 'waiting' until the next 'playing'.
         window.storecastStalls = [];
         let waitingSince = null;
+        // Startup: milliseconds from opening the page to the first frame on screen.
+        const firstFrame = (t) => { if (window.storecastFirstFrame === undefined) window.storecastFirstFrame = t; };
+        if ('requestVideoFrameCallback' in video) video.requestVideoFrameCallback((now) => firstFrame(now));
+        else video.addEventListener('playing', () => firstFrame(performance.now()), { once: true });
         video.addEventListener('playing', () => {
           if (waitingSince !== null) window.storecastStalls.push((performance.now() - waitingSince) / 1000);
           waitingSince = null;

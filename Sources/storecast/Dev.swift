@@ -18,6 +18,8 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "x264 preset for the transcoder.") var preset = "veryfast"
     @Option(help: "Host name printed in URLs.") var publicHost = "127.0.0.1"
     @Flag(help: "Also pass the publisher's H.264 through as a `source` rendition (no transcoding).") var sourceRung = false
+    @Option(help: "DVR window in seconds for the packager (0: off); its segments and recordings go under --run-directory.") var dvrWindow: Double = 0
+    @Option(help: "A local hls.js build the packager serves for the player page (?player=hls.js, and browsers without native HLS).") var hlsjsFile: String?
 
     func run() async throws {
         let say: (String) -> Void = { print("storecast dev: \($0)"); fflush(nil) }
@@ -36,10 +38,14 @@ struct Dev: AsyncParsableCommand {
         var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", preset]
         if !rungs.isEmpty { transcoderArgs += ["--rungs", rungs] }
         if sourceRung { transcoderArgs.append("--source-rung") }
+        var packagerArgs = ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)",
+                            "--database", postgres.conninfo, "--public-url", "http://\(publicHost):\(httpPort)"]
+        if let hlsjsFile { packagerArgs += ["--hlsjs-file", hlsjsFile] }
+        packagerArgs += ["--recordings-dir", runURL.appendingPathComponent("recordings").path]
+        if dvrWindow > 0 { packagerArgs += ["--dvr-window", "\(dvrWindow)", "--dvr-dir", runURL.appendingPathComponent("dvr").path] }
         let services: [(String, [String])] = [
             ("storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-port", "\(metricsPort)", "--http-host", "127.0.0.1"]),
-            ("storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)",
-                                    "--database", postgres.conninfo, "--public-url", "http://\(publicHost):\(httpPort)"]),
+            ("storecast-packager", packagerArgs),
             ("storecast-ingest", ["--database", postgres.conninfo, "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
             ("storecast-transcoder", transcoderArgs),
             ("storecast-api", ["--database", postgres.conninfo, "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,

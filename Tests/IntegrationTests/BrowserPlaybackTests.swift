@@ -67,7 +67,6 @@ import Testing
             try await Task.sleep(for: .seconds(1))
             if let s = try await browser.evaluate(probe) as? [Any] { samples.append(s) }
         }
-        await browser.close()
         let times = samples.compactMap { ($0.first as? NSNumber)?.doubleValue }
         #expect(times.count == 20)
         #expect(samples.allSatisfy { ($0[1] as? String) == "hls.js" && ($0[5] as? Bool) == true }, "hls.js in low-latency mode: \(samples.first ?? [])")
@@ -80,6 +79,20 @@ import Testing
         #expect(!latencies.isEmpty, "hls.js reports its latency")
         #expect(samples.last.map { ($0[7] as? NSNumber)?.doubleValue ?? 0 } ?? 0 < 1.5, "hls.js kept its target latency at PART-HOLD-BACK (no stall raised it): \(samples.last ?? [])")
         print("hls.js low-latency run: latency p50 \(latencies[latencies.count / 2]) s, max \(latencies.last ?? 0) s, last \(samples.last?[4] ?? -1) s, target \(samples.last?[7] ?? -1) s; now minus PROGRAM-DATE-TIME of the frame on screen p50 \(wall.isEmpty ? -1 : wall[wall.count / 2]) ms; stalls \(stalls)")
+
+        // A shopper swiping to this live show: the page reports when its first frame was on screen.
+        for player in ["hls.js", "native"] {
+            try await browser.navigate("\(stack.playbackBase)/play/shop/ll\(player == "hls.js" ? "?player=hls.js" : "")")
+            var firstFrame: Double?
+            _ = await StorecastStack.eventually(timeout: .seconds(15)) {
+                let value = try? await browser.evaluate("return [window.storecastFirstFrame === undefined ? -1 : window.storecastFirstFrame, window.storecastPlayer || '']") as? [Any]
+                firstFrame = (value?.first as? NSNumber)?.doubleValue
+                return (firstFrame ?? -1) > 0 && (value?.last as? String) == player
+            }
+            #expect((firstFrame ?? -1) > 0, "\(player): the page reports its first frame")
+            print("\(player) joining a live stream: first frame \(firstFrame ?? -1) ms after opening the page")
+        }
+        await browser.close()
         _ = await stack.stop()
     }
 }

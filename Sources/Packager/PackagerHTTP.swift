@@ -59,11 +59,18 @@ enum PackagerHTTP {
         live.add(middleware: PlaybackGateMiddleware(gate: gate))
         live.add(middleware: ViewerAccountingMiddleware(viewers: viewers))
         live.get("master.m3u8") { request, context -> Response in
-            let package = try lookup(store, context)
-            guard package.isReady else {
-                throw HTTPError(.notFound, message: "The stream has started but its first segments are not ready yet; retry in a second.")
+            // A stream that has started but has no whole segment in every rendition yet is held
+            // until it has (about one GOP after publish): a player waiting for the show to start
+            // gets the playlist the moment it is ready instead of polling a 404.
+            let key = try streamKey(context)
+            let deadline = ContinuousClock.now + settings.blockTimeout
+            while true {
+                let (snapshot, version) = store.snapshot(key)
+                let package = try found(snapshot, key: key)
+                if package.isReady { return playlist(package.multivariantPlaylist(query: tokenQuery(request)), request: request, cache: "max-age=1") }
+                if package.ended { throw HTTPError(.notFound, message: "The stream ended before its first segments were ready.") }
+                try await hold(store, key, after: version, until: deadline, timeout: "The stream has started but its first segments are not ready yet; retry in a second.")
             }
-            return playlist(package.multivariantPlaylist(query: tokenQuery(request)), request: request, cache: "max-age=1")
         }
         // The feed's preview: the latest still, replaced every few seconds of stream time.
         live.get("thumbnail.jpg") { _, context -> Response in

@@ -14,6 +14,9 @@ final class PackagingPipeline: ZMQActorBody {
         var segmenters: [UInt8: RenditionSegmenter]
         var names: [UInt8: String]
         var anchor: ClockAnchor?
+        /// The ladder rung whose segment cuts the audio follows (the ladder's keyframes are
+        /// aligned, so any rung will do; the passed-through source has the publisher's own).
+        var referenceVideo: UInt8?
     }
 
     private let pull: ZMQSocket
@@ -33,6 +36,7 @@ final class PackagingPipeline: ZMQActorBody {
     private let thumbnailsCounter = Counter(label: "storecast_packager_thumbnails_total")
     private let splicesCounter = Counter(label: "storecast_packager_splices_total")
     private let replayDropped = Counter(label: "storecast_packager_replayed_units_dropped_total")
+    private let misalignedCuts = Counter(label: "storecast_packager_audio_cuts_misaligned_total")
 
     var readableSockets: [ZMQSocket] { [pull] }
 
@@ -145,6 +149,9 @@ final class PackagingPipeline: ZMQActorBody {
             stream.segmenters[track.trackID] = segmenter
             stream.names[track.trackID] = track.name
         }
+        let videos = a.tracks.filter { $0.kind == .video }
+        stream.referenceVideo = (videos.filter { $0.name != "source" }.min { $0.trackID < $1.trackID } ?? videos.min { $0.trackID < $1.trackID })?.trackID
+        for track in a.tracks where track.kind == .audio { stream.segmenters[track.trackID]?.followsVideoCuts = stream.referenceVideo != nil }
         streams[a.streamID] = stream
         store.update(key) { package in
             var p = package ?? StreamPackage(streamID: a.streamID, tenant: a.tenant, name: a.streamName, renditions: [:])
@@ -182,8 +189,19 @@ final class PackagingPipeline: ZMQActorBody {
         }
         if segmenter.replayedUnitsDropped > dropped { replayDropped.increment(by: segmenter.replayedUnitsDropped - dropped) }
         stream.segmenters[u.trackID] = segmenter
-        streams[u.streamID] = stream
         if !output.isEmpty { publish(output, rendition: name, key: stream.key) }
+        if u.trackID == stream.referenceVideo, let segment = output.segment {
+            // Audio cuts where the video did, on the same stream timeline.
+            let end = Double(segment.startTime + segment.ticks) / Double(segmenter.track.timescale)
+            for (id, var audio) in stream.segmenters where audio.followsVideoCuts {
+                let misaligned = audio.misalignedCuts
+                let cut = audio.cut(atSeconds: end)
+                if audio.misalignedCuts > misaligned { misalignedCuts.increment() }
+                stream.segmenters[id] = audio
+                if let audioName = stream.names[id] { publish(cut, rendition: audioName, key: stream.key) }
+            }
+        }
+        streams[u.streamID] = stream
     }
 
     private func end(_ e: StreamEnd) {

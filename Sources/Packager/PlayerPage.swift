@@ -33,13 +33,14 @@ enum PlayerPage {
           say('Live');
         });
         video.addEventListener('waiting', () => { if (video.currentTime > 0) waitingSince = performance.now(); say('Buffering…'); });
-        // Native playback: wait until the origin has the stream (404 before the first segments),
+        // Native playback: wait until the origin has the stream (404 before it is announced; once
+        // announced the origin holds the request until the first segments are ready),
         // and start over after an error, so a page opened before the seller goes live still plays.
         async function waitForStream() {
           while (true) {
             try { const r = await fetch(src, { cache: 'no-store' }); if (r.ok) return; } catch (e) {}
             say('Waiting for the stream to start…');
-            await new Promise(r => setTimeout(r, 1000));
+            await new Promise(r => setTimeout(r, 500));
           }
         }
         async function startNative() {

@@ -121,6 +121,17 @@ public struct RenditionSegmenter: Sendable {
     public private(set) var splices = 0
     public private(set) var replayedUnitsDropped = 0
 
+    /// Audio of a stream with video cuts where the video does (`cut(atSeconds:)`), so segment N
+    /// of every rendition covers the same time: players that start each rendition at its own
+    /// first segment (Chromium's native HLS appends in sequence mode) stay in sync. Without a
+    /// video cut for `alignedFallback` targets, audio cuts by duration.
+    public var followsVideoCuts = false
+    public static let alignedFallback = 1.5
+    private var alignedCut: Int64?
+    /// Video cuts that audio could not follow exactly: it had already handed out samples past
+    /// the cut, so it cut at its first sample not yet out.
+    public private(set) var misalignedCuts = 0
+
     public init(track: TrackConfig, targetDuration: Double, partTarget: Double = 1.0 / 3.0, chunkTarget: Double = 0, firstSequence: Int = 0) {
         self.track = track
         self.targetDuration = targetDuration
@@ -166,8 +177,16 @@ public struct RenditionSegmenter: Sendable {
         if partStart == nil { partStart = previous.dts }
         partSamples.append(sample)
         let elapsed = Double(unit.dts - (segmentStart ?? unit.dts)) / Double(track.timescale)
-        let cut = isVideo ? unit.isKeyframe && elapsed >= targetDuration * Self.minimumSegmentFraction : elapsed >= targetDuration
+        let cut: Bool
+        if isVideo {
+            cut = unit.isKeyframe && elapsed >= targetDuration * Self.minimumSegmentFraction
+        } else if followsVideoCuts {
+            cut = alignedCut.map { unit.dts >= $0 } ?? (elapsed >= targetDuration * Self.alignedFallback)
+        } else {
+            cut = elapsed >= targetDuration
+        }
         if cut {
+            alignedCut = nil
             closePart(into: &out)
             out.segment = closeSegment()
         } else if partTicks + duration > partTargetTicks {
@@ -176,6 +195,47 @@ public struct RenditionSegmenter: Sendable {
             out.chunks.append(flushChunk())
         }
         held = unit
+    }
+
+    /// The stream's video closed a segment at `seconds` (this track's timeline, in seconds): an
+    /// audio segmenter that follows video cuts ends its segment before its first sample at or
+    /// after that time, now if it is already there, else when it gets there.
+    public mutating func cut(atSeconds seconds: Double) -> SegmenterOutput {
+        var out = SegmenterOutput()
+        guard !isVideo, followsVideoCuts else { return out }
+        let t = Int64((seconds * Double(track.timescale)).rounded())
+        guard let held, held.dts >= t else {
+            alignedCut = t
+            return out
+        }
+        alignedCut = nil
+        // Nothing before the held sample (it starts the next segment anyway), or the segment
+        // already starts after the cut (audio cut by duration while video was missing).
+        guard let start = segmentStart, t > start else { return out }
+        // The open part's samples not yet out as chunks can still move to the next segment.
+        var dts = partStart ?? held.dts
+        var index = partSamples.count
+        for (i, sample) in partSamples.enumerated() {
+            if i >= chunkedSamples, dts >= t { index = i; break }
+            dts += Int64(sample.duration)
+        }
+        let unpublished = partStart.map { $0 + chunkedTicks } ?? held.dts
+        if t < unpublished { misalignedCuts += 1 }
+        let moved = Array(partSamples[index...])
+        let movedStart = partSamples[..<index].reduce(partStart ?? held.dts) { $0 + Int64($1.duration) }
+        partSamples.removeLast(moved.count)
+        closePart(into: &out)
+        partSamples = []
+        partChunks = []
+        chunkedSamples = 0
+        partStart = nil
+        out.segment = closeSegment()
+        if !moved.isEmpty {
+            segmentStart = movedStart
+            partStart = movedStart
+            partSamples = moved
+        }
+        return out
     }
 
     /// Closes the open segment (end of stream); the held sample gets the previous duration.

@@ -24,6 +24,15 @@ import Testing
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory)
         defer { publisher.stop(grace: 1) }
         let base = "\(stack.playbackBase)/live/shop/ll/360p"
+        // Announced, with parts but no whole segment yet: master.m3u8 is held until the first
+        // segments are ready instead of answering 404.
+        let starting = await StorecastStack.eventually(timeout: .seconds(25)) {
+            guard let r = await TestEnvironment.httpExchange("\(base)/index.m3u8"), r.status == 200 else { return false }
+            return !Self.text(r).contains("#EXTINF")
+        }
+        #expect(starting, "never saw the rendition before its first segment")
+        let early = try #require(await TestEnvironment.httpExchange("\(stack.playbackBase)/live/shop/ll/master.m3u8"))
+        #expect(early.status == 200 && Self.text(early).contains("#EXT-X-STREAM-INF"), "\(early.status): \(Self.text(early))")
         let ready = await StorecastStack.eventually(timeout: .seconds(25)) {
             Self.edge(Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8"))).lastComplete != nil
         }
@@ -121,6 +130,23 @@ import Testing
         let delta = Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8?_HLS_skip=YES"))
         #expect(skipped, "no delta update: \(delta)")
         #expect(delta.contains("#EXT-X-VERSION:9"))
+
+        // Audio cuts where the video does: segment N of both starts at the same stream time
+        // (within one 21 ms AAC frame), after 12+ s of 2 s video segments and ~2.02 s AAC ones.
+        let starts = { (rendition: String) async -> [Int: Double] in
+            let text = Self.text(await TestEnvironment.httpExchange("\(stack.playbackBase)/live/shop/ll/\(rendition)/index.m3u8"))
+            var out: [Int: Double] = [:]
+            for m in text.matches(of: /#EXT-X-PROGRAM-DATE-TIME:(\S+)\n(?:#EXT-X-PART:[^\n]*\n)*#EXTINF:[^\n]*\nseg-(\d+)\.m4s/) {
+                let formatter = ISO8601DateFormatter()
+                formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                if let date = formatter.date(from: String(m.1)) { out[Int(m.2)!] = date.timeIntervalSince1970 }
+            }
+            return out
+        }
+        let video = await starts("360p"), audio = await starts("audio")
+        let common = Set(video.keys).intersection(audio.keys).sorted()
+        #expect(common.count >= 5, "video \(video.keys.sorted()), audio \(audio.keys.sorted())")
+        for n in common { #expect(abs(video[n]! - audio[n]!) <= 0.025, "segment \(n): video starts \(video[n]!), audio \(audio[n]!)") }
         _ = await stack.stop()
     }
 }

@@ -172,3 +172,64 @@ import Testing
         }
     }
 }
+
+/// Audio cut where the video cut: segment N of every rendition covers the same stream time.
+@Suite struct AudioFollowsVideoCutsTests {
+    static func frame(_ i: Int) -> AccessUnit {
+        AccessUnit(streamID: 1, trackID: 2, flags: 1, sequence: UInt64(i), dts: Int64(i) * 1024, compositionOffset: 0, data: [UInt8(i & 0xFF)])
+    }
+
+    struct Row: Sendable, CustomTestStringConvertible {
+        var name: String
+        /// Frames fed before each video cut (seconds), then frames to the end.
+        var script: [(frames: Int, cut: Double)]
+        var end: Int
+        /// First frame of every segment after the first, and cuts that could not be exact.
+        var starts: [Int]
+        var misaligned: Int
+        var testDescription: String { name }
+    }
+
+    // 48 kHz AAC: 1024 ticks a frame, so 2.0 s (96000) falls inside frame 93; frame 94 starts the
+    // next segment (4.0 s: frame 188). Parts hold 15 frames (0.32 s) and are out once full.
+    static let rows: [Row] = [
+        Row(name: "video cuts before audio gets there", script: [(10, 2.0), (150, 4.0)], end: 300, starts: [94, 188], misaligned: 0),
+        // Audio a few frames ahead (it skips the encode): frames 94...95 are in the open part.
+        Row(name: "audio is ahead, the cut is in its unpublished part", script: [(97, 2.0), (94, 4.0)], end: 300, starts: [94, 188], misaligned: 0),
+        // 1.5 s is inside the published part 60...74: the cut comes at the first frame not out (90).
+        Row(name: "audio is ahead past published parts", script: [(100, 1.5)], end: 300, starts: [90, 231], misaligned: 1),  // 231: 3 s after 90
+        Row(name: "no video cuts: audio cuts by duration, after 1.5 targets", script: [], end: 300, starts: [141, 282], misaligned: 0),
+        Row(name: "a cut before the open segment starts is ignored", script: [(97, 2.0), (0, 1.0), (94, 4.0)], end: 300, starts: [94, 188], misaligned: 0),
+    ]
+
+    @Test(arguments: rows)
+    func audioSegmentsStartAtTheVideosCuts(_ row: Row) {
+        var s = RenditionSegmenter(track: LowLatencyPartTests.audio, targetDuration: 2, partTarget: 1.0 / 3.0)
+        s.followsVideoCuts = true
+        var segments: [PackagedSegment] = [], parts: [PackagedPart] = []
+        func take(_ o: SegmenterOutput) { parts += o.parts; if let seg = o.segment { segments.append(seg) } }
+        var next = 0
+        for step in row.script {
+            for i in next..<(next + step.frames) { take(s.append(Self.frame(i))) }
+            next += step.frames
+            take(s.cut(atSeconds: step.cut))
+        }
+        for i in next..<row.end { take(s.append(Self.frame(i))) }
+        take(s.finish())
+        #expect(segments.dropFirst().map { Int($0.startTime / 1024) } == row.starts, "\(segments.map { $0.startTime / 1024 })")
+        #expect(s.misalignedCuts == row.misaligned)
+        // The timeline has no holes, and every segment is its parts back to back.
+        for (a, b) in zip(segments, segments.dropFirst()) { #expect(a.startTime + a.ticks == b.startTime) }
+        for seg in segments {
+            #expect(seg.bytes == parts.filter { $0.sequence == seg.sequence }.flatMap(\.bytes), "segment \(seg.sequence)")
+        }
+    }
+
+    @Test func withoutFollowingAudioCutsByDuration() {
+        var s = RenditionSegmenter(track: LowLatencyPartTests.audio, targetDuration: 2, partTarget: 1.0 / 3.0)
+        #expect(s.cut(atSeconds: 1.0).isEmpty)
+        var starts: [Int64] = []
+        for i in 0..<200 { if let seg = s.append(Self.frame(i)).segment { starts.append(seg.startTime) } }
+        #expect(starts == [0, 96256], "2 s segments by duration: frames 0...93 and 94...187")
+    }
+}

@@ -40,6 +40,7 @@ enum PackagerHTTP {
 
     static func router(store: PackageStore, settings: OriginSettings, gate: PlaybackGate, viewers: ViewerAccounting) -> Router<PackagerRequestContext> {
         let router = Router(context: PackagerRequestContext.self)
+        let rendered = PlaylistRenderCache()
         router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.contentType, .range, .ifNoneMatch], allowMethods: [.get, .head, .options], exposedHeaders: ["ETag"]))
         router.get("/healthz") { _, _ in "ok" }
         router.get("/") { _, _ -> Response in
@@ -67,7 +68,7 @@ enum PackagerHTTP {
             while true {
                 let (snapshot, version) = store.snapshot(key)
                 let package = try found(snapshot, key: key)
-                if package.isReady { return playlist(package.multivariantPlaylist(query: tokenQuery(request)), request: request, cache: "max-age=1") }
+                if package.isReady { return playlist(.init(package.multivariantPlaylist(query: tokenQuery(request))), request: request, cache: "max-age=1") }
                 if package.ended { throw HTTPError(.notFound, message: "The stream ended before its first segments were ready.") }
                 try await hold(store, key, after: version, until: deadline, timeout: "The stream has started but its first segments are not ready yet; retry in a second.")
             }
@@ -80,7 +81,7 @@ enum PackagerHTTP {
             return bytes(still.jpeg, type: "image/jpeg", cache: "max-age=2")
         }
         live.get(":rendition/index.m3u8") { request, context -> Response in
-            try await mediaPlaylist(store: store, settings: settings, request: request, context: context)
+            try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context)
         }
         live.get(":rendition/:media") { request, context -> Response in
             try await media(store: store, settings: settings, request: request, context: context)
@@ -103,7 +104,7 @@ enum PackagerHTTP {
     }
 
     /// A media playlist, held while a blocking reload waits for the segment or part it names.
-    static func mediaPlaylist(store: PackageStore, settings: OriginSettings, request: Request, context: PackagerRequestContext) async throws -> Response {
+    static func mediaPlaylist(store: PackageStore, settings: OriginSettings, rendered: PlaylistRenderCache, request: Request, context: PackagerRequestContext) async throws -> Response {
         let (key, name) = try names(context)
         var directives = DeliveryDirectives()
         if settings.lowLatency != nil {
@@ -123,8 +124,10 @@ enum PackagerHTTP {
                 throw HTTPError(.badRequest, message: message)
             case .respond:
                 let token = tokenQuery(request)
-                let text = rendition.mediaPlaylist(targetDuration: settings.targetDuration, lowLatency: settings.lowLatency, query: token, skip: directives.skip,
-                                                   reports: package.renditionReports(besides: name, query: token))
+                let text = rendered.playlist("\(key)|\(name)|\(token)|\(directives.skip)", version: version) {
+                    rendition.mediaPlaylist(targetDuration: settings.targetDuration, lowLatency: settings.lowLatency, query: token, skip: directives.skip,
+                                            reports: package.renditionReports(besides: name, query: token))
+                }
                 let cache = rendition.ended ? "max-age=60" : directives.isBlocking ? "no-store" : "no-cache"
                 return playlist(text, request: request, cache: cache)
             case .hold:
@@ -263,9 +266,8 @@ enum PackagerHTTP {
     }
 
     /// A playlist with a content ETag; a matching If-None-Match gets 304 and no body.
-    private static func playlist(_ text: String, request: Request, cache: String) -> Response {
-        let data = Array(text.utf8)
-        let etag = ETag.of(data)
+    private static func playlist(_ rendered: PlaylistRenderCache.Rendered, request: Request, cache: String) -> Response {
+        let (data, etag) = (rendered.bytes, rendered.etag)
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
             var headers = HTTPFields()
             headers[.eTag] = etag

@@ -236,7 +236,13 @@ public struct StreamPackage: Sendable {
     /// Playable once every announced rendition has a segment: a player that fetched the
     /// multivariant playlist earlier could pick a variant or audio group whose media playlist
     /// is still empty, which some players (Chromium's native HLS) treat as a parse error.
-    public var isReady: Bool { !renditions.isEmpty && renditions.values.allSatisfy { !$0.segments.isEmpty } }
+    /// The passed-through source keeps the publisher's keyframes, so its first segment can take a
+    /// whole GOP: it joins the multivariant playlist once it has one, and is not waited for.
+    public var isReady: Bool {
+        let ladder = renditions.values.filter { $0.track.name != "source" }
+        let awaited = ladder.contains { $0.track.kind == .video } ? ladder : Array(renditions.values)
+        return !awaited.isEmpty && awaited.allSatisfy { !$0.segments.isEmpty }
+    }
 
     /// The live edge of every other rendition of the same kind (EXT-X-RENDITION-REPORT).
     public func renditionReports(besides name: String, query: String = "") -> [RenditionReport] {

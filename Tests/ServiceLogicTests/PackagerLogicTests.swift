@@ -148,6 +148,24 @@ import Testing
         #expect(p.multivariantPlaylist().contains("180p/index.m3u8"))
     }
 
+    /// The passed-through source follows the publisher's keyframes: the ladder and audio are
+    /// waited for, the source joins the multivariant playlist once it has a segment.
+    @Test func theSourceRenditionIsNotWaitedFor() throws {
+        var p = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: [
+            "360p": try Self.rendition("360p", kind: .video, segments: 1),
+            "source": try Self.rendition("source", kind: .video, segments: 0),
+            "audio": try Self.rendition("audio", kind: .audio, segments: 1),
+        ])
+        #expect(p.isReady)
+        #expect(!p.multivariantPlaylist().contains("source/index.m3u8"))
+        p.renditions["source"] = try Self.rendition("source", kind: .video, segments: 1)
+        #expect(p.multivariantPlaylist().contains("source/index.m3u8"))
+        // A stream with only the source as video waits for it.
+        p.renditions["360p"] = nil
+        p.renditions["source"] = try Self.rendition("source", kind: .video, segments: 0)
+        #expect(!p.isReady)
+    }
+
     @Test func readyOnlyWhenEveryRenditionHasASegment() throws {
         var p = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: [
             "360p": try Self.rendition("360p", kind: .video, segments: 1),

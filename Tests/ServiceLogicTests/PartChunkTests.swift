@@ -233,3 +233,27 @@ import Testing
         #expect(starts == [0, 96256], "2 s segments by duration: frames 0...93 and 94...187")
     }
 }
+
+@Suite struct PlaylistRenderCacheTests {
+    @Test func oneRenderingPerStreamVersion() {
+        let cache = PlaylistRenderCache(capacityBytes: 1_000)
+        var renders = 0
+        func get(_ key: String, _ version: UInt64, _ text: String) -> String {
+            String(decoding: cache.playlist(key, version: version) { renders += 1; return text }.bytes, as: UTF8.self)
+        }
+        #expect(get("t/s|360p||false", 1, "one") == "one")
+        #expect(get("t/s|360p||false", 1, "not rendered") == "one", "same version: the first rendering")
+        #expect(renders == 1)
+        #expect(get("t/s|360p||true", 1, "delta") == "delta", "another key renders")
+        #expect(get("t/s|360p||false", 2, "two") == "two", "a new version renders")
+        #expect(get("t/s|360p||false", 1, "old") == "old" && get("t/s|360p||false", 2, "x") == "two", "a late older rendering does not replace the newer one")
+        #expect(renders == 4)
+        #expect(cache.playlist("k", version: 1) { "abc" }.etag == ETag.of(Array("abc".utf8)))
+    }
+
+    @Test func startsOverWhenFull() {
+        let cache = PlaylistRenderCache(capacityBytes: 100)
+        for i in 0..<5 { _ = cache.playlist("key\(i)", version: 1) { String(repeating: "x", count: 30) } }
+        #expect(cache.count == 2, "3 × 30 bytes fit, the 4th starts over, the 5th joins it")
+    }
+}

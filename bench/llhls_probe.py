@@ -173,14 +173,22 @@ def main():
     if args.mode == "storecast":
         ready = first_part = None
         probe = args.renditions.split(",")[-1]
-        while time.time() < deadline and ready is None:
+        def wait_master():
+            # The origin holds master.m3u8 of a starting stream until it is ready (404 before the
+            # stream is announced), so this polls only until the stream exists.
+            nonlocal ready
+            while time.time() < deadline and ready is None:
+                try:
+                    if get(f"{args.base}/master.m3u8")[0] == 200: ready = time.time()
+                except Exception: time.sleep(0.02)
+        master_thread = threading.Thread(target=wait_master, daemon=True)
+        master_thread.start()
+        while time.time() < deadline and first_part is None:
             try:
-                if first_part is None and "#EXT-X-PART:" in get(f"{args.base}/{probe}/index.m3u8")[1].decode(): first_part = time.time()
-            except Exception: pass
-            try:
-                if get(f"{args.base}/master.m3u8")[0] == 200: ready = time.time()
+                if "#EXT-X-PART:" in get(f"{args.base}/{probe}/index.m3u8")[1].decode(): first_part = time.time()
             except Exception: pass
             time.sleep(0.02)
+        master_thread.join()
         # The first part can be fetched once the origin knows the rendition; the multivariant
         # playlist waits for a whole segment of every rendition (see StreamPackage.isReady).
         result["startup_publish_to_first_part"] = first_part - pub.t0 if first_part and pub.t0 else None

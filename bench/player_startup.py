@@ -9,18 +9,8 @@ page each time; prints JSON with p50/p95/max per player.
 Drives chromedriver over the W3C WebDriver HTTP API (no Selenium). Needs chromium and
 chromium-driver (apt).
 """
-import json, socket, subprocess, sys, time, urllib.request
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-def call(base, method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base + path, data=data, method=method, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read() or b"{}")
+import json, sys, time
+from webdriver import call, evaluate, new_session, start_driver
 
 def pct(values, p):
     v = sorted(values)
@@ -30,27 +20,19 @@ def main():
     page = sys.argv[1]
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     players = (sys.argv[3] if len(sys.argv) > 3 else "native,hls.js").split(",")
-    port = free_port()
-    driver = subprocess.Popen(["chromedriver", f"--port={port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    driver, base = start_driver()
     try:
-        for _ in range(100):
-            try:
-                if call(base, "GET", "/status")["value"]["ready"]: break
-            except Exception: pass
-            time.sleep(0.1)
-        args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--autoplay-policy=no-user-gesture-required", "--mute-audio"]
         result = {}
         for player in players:
             times, failures = [], 0
             for _ in range(runs):
                 # A fresh browser per run: nothing cached, like a shopper's first view of this show.
-                session = call(base, "POST", "/session", {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}}}})["value"]["sessionId"]
-                url = page + ("?player=hls.js" if player == "hls.js" else "")
+                session = new_session(base)
+                url = page + "?player=" + player
                 call(base, "POST", f"/session/{session}/url", {"url": url})
                 got, deadline = None, time.time() + 15
                 while got is None and time.time() < deadline:
-                    v = call(base, "POST", f"/session/{session}/execute/sync", {"script": "return [window.storecastFirstFrame === undefined ? -1 : window.storecastFirstFrame, window.storecastPlayer || '']", "args": []})["value"]
+                    v = evaluate(base, session, "return [window.storecastFirstFrame === undefined ? -1 : window.storecastFirstFrame, window.storecastPlayer || '']")
                     if v[0] > 0 and v[1] == player: got = v[0]
                     else: time.sleep(0.05)
                 call(base, "DELETE", f"/session/{session}")

@@ -14,6 +14,8 @@ public struct OriginSettings: Sendable {
     public var lowLatency: LowLatencySettings?
     public var hlsJSURL: String?
     public var hlsJS: [UInt8]?
+    /// The player the page prefers where the browser has both.
+    var preferredPlayer: PlayerPage.Preference = .native
     /// Where segments that left the in-memory window are read from (nil: no DVR).
     public var dvr: DVRArchive?
     /// The longest a blocking playlist or preload-hinted part request is held: three target
@@ -53,7 +55,7 @@ enum PackagerHTTP {
         router.get("/play/:tenant/:stream") { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let token = tokenQuery(request)
-            return html(PlayerPage.html(title: "\(tenant)/\(stream)", playlistURL: "/live/\(tenant)/\(stream)/master.m3u8\(token)", hlsJSURL: settings.hlsJSURL))
+            return html(PlayerPage.html(title: "\(tenant)/\(stream)", playlistURL: "/live/\(tenant)/\(stream)/master.m3u8\(token)", hlsJSURL: settings.hlsJSURL, prefer: settings.preferredPlayer))
         }
         // Everything under /live/:tenant/:stream passes the playback gate first.
         let live = router.group("live/:tenant/:stream")

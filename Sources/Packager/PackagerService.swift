@@ -29,6 +29,8 @@ public final class PackagerService: Service, Sendable {
         /// transcoders push to, and the base URL players use.
         public var advertisedEndpoint: String?
         public var publicURL: String?
+        /// The player page's choice where the browser has both: "native" or "hls.js".
+        public var preferredPlayer = "native"
         /// LL-HLS part target in seconds; nil serves plain HLS.
         public var partTarget: Double?
         /// Parts are written as CMAF chunks of about this many seconds, streamed to players
@@ -72,8 +74,10 @@ public final class PackagerService: Service, Sendable {
             try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, chunkTarget: config.partTarget == nil ? 0 : config.chunkTarget, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention, logger: logger)
         }
         defer { pipeline.stop() }
+        var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)
+        origin.preferredPlayer = PlayerPage.Preference(rawValue: config.preferredPlayer) ?? .native
         let app = Application(
-            router: PackagerHTTP.router(store: store, settings: OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr),
+            router: PackagerHTTP.router(store: store, settings: origin,
                                        gate: PlaybackGate(store: database.map(PlaybackAccessStore.init(database:))), viewers: viewers),
             configuration: .init(address: .hostname(config.httpHost, port: config.httpPort), serverName: "storecast-packager"),
             logger: logger)

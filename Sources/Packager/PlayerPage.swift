@@ -1,7 +1,15 @@
 /// The player page: native HLS where the browser has it, hls.js (from a configurable URL)
 /// elsewhere. Served by the packager so the page and the playlists share an origin.
 enum PlayerPage {
-    static func html(title: String, playlistURL: String, hlsJSURL: String?) -> String {
+    /// Which player the page uses where the browser has both: its own HLS (Safari's does LL-HLS;
+    /// Chromium's ignores parts and starts three segments back) or hls.js in low-latency mode.
+    /// `?player=native` or `?player=hls.js` on the page overrides it.
+    enum Preference: String, Sendable, CaseIterable {
+        case native
+        case hlsJS = "hls.js"
+    }
+
+    static func html(title: String, playlistURL: String, hlsJSURL: String?, prefer: Preference = .native) -> String {
         let hls = hlsJSURL.map { "<script src=\"\(escape($0))\"></script>" } ?? ""
         return """
         <!doctype html>
@@ -53,12 +61,12 @@ enum PlayerPage {
           window.storecastErrors = (window.storecastErrors || 0) + 1;
           if (window.storecastPlayer === 'native') setTimeout(startNative, 2000);
         });
-        // Native HLS first (Safari, iOS, Chromium with HLS); hls.js in low-latency mode where
-        // there is none, or when the page is opened with ?player=hls.js.
-        const wantHlsJS = new URLSearchParams(location.search).get('player') === 'hls.js';
+        // The operator's preference (--player), or ?player= on the page: native HLS (Safari,
+        // iOS, Chromium with HLS) or hls.js in low-latency mode; each one is the fallback of the other.
+        const prefer = new URLSearchParams(location.search).get('player') || \(jsString(prefer.rawValue));
         const native = video.canPlayType('application/vnd.apple.mpegurl') !== '';
         const hlsJS = window.Hls && window.Hls.isSupported();
-        if (native && !(wantHlsJS && hlsJS)) {
+        if (native && !(prefer === 'hls.js' && hlsJS)) {
           window.storecastPlayer = 'native';
           startNative();
         } else if (hlsJS) {

@@ -21,6 +21,7 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "Seconds an ended stream stays servable before it leaves memory.") var endedRetention: Double = 120
     @Option(help: "Low-Latency HLS part target in seconds (0.2 to 0.5); 0 serves plain HLS without parts.") var partTarget: Double = 1.0 / 3.0
     @Option(help: "Parts are written as CMAF chunks of about this many seconds and streamed to players waiting on the preload hint (each chunk adds ~100 bytes); 0 writes a part as one chunk.") var chunkTarget: Double = 0.1
+    @Option(help: "The player page's choice where the browser has both: native (Safari's does LL-HLS; Chromium's ignores parts and plays about 3 segments behind) or hls.js (low latency wherever MSE exists; needs --hlsjs-url or --hlsjs-file).") var player = "native"
     @Option(help: "URL of hls.js for browsers without native HLS (optional).") var hlsjsURL: String?
     @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given).") var hlsjsFile: String?
     @Option(help: "PostgreSQL connection string: private streams and playback tokens. Without it every stream is public.") var database: String?
@@ -51,6 +52,9 @@ struct PackagerCommand: AsyncParsableCommand {
         let context = try ZMQContext()
         var configuration = PackagerService.Configuration(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget)
         configuration.chunkTarget = chunkTarget
+        guard ["native", "hls.js"].contains(player) else { throw ValidationError("--player is native or hls.js, not \(player).") }
+        if player == "hls.js", hlsjsURL == nil, hlsjsFile == nil { throw ValidationError("--player hls.js needs --hlsjs-url or --hlsjs-file: the page has to load hls.js from somewhere.") }
+        configuration.preferredPlayer = player
         configuration.recordingsDirectory = recordingsDir
         configuration.dvrWindow = dvrWindow
         configuration.dvrDirectory = dvrDir

@@ -11,7 +11,8 @@ public final class PackageStore: Sendable {
     private struct State {
         var packages: [String: StreamPackage] = [:]
         var versions: [String: UInt64] = [:]
-        var waiters: [String: [UInt64: Waiter]] = [:]
+        /// Blocked requests per stream; `chunks`: also woken by updates that only add chunks.
+        var waiters: [String: [UInt64: (waiter: Waiter, chunks: Bool)]] = [:]
         var nextWaiter: UInt64 = 0
     }
 
@@ -21,15 +22,24 @@ public final class PackageStore: Sendable {
 
     public static func key(tenant: String, stream: String) -> String { "\(tenant)/\(stream)" }
 
-    public func update(_ key: String, _ body: (inout StreamPackage?) -> Void) {
-        let woken = state.withLock { s -> [UInt64: Waiter] in
-            var value = s.packages[key]
+    /// `chunksOnly`: the update only added chunks of a part in progress; it wakes only the
+    /// requests streaming a part (a playlist or a whole part cannot have changed), so the crowd
+    /// blocked on the live edge wakes once per part, not once per chunk of every rendition.
+    public func update(_ key: String, chunksOnly: Bool = false, _ body: (inout StreamPackage?) -> Void) {
+        let woken = state.withLock { s -> [Waiter] in
+            // Taken out of the dictionary while `body` runs, so it holds the only reference and
+            // appends (chunks, segments, the DVR list) happen in place instead of copying.
+            var value = s.packages.removeValue(forKey: key)
             body(&value)
             s.packages[key] = value  // nil removes it
             s.versions[key, default: 0] &+= 1
-            return s.waiters.removeValue(forKey: key) ?? [:]
+            guard chunksOnly else { return (s.waiters.removeValue(forKey: key) ?? [:]).values.map(\.waiter) }
+            guard let all = s.waiters[key] else { return [] }
+            let streaming = all.filter { $0.value.chunks }
+            s.waiters[key] = streaming.count == all.count ? nil : all.filter { !$0.value.chunks }
+            return streaming.values.map(\.waiter)
         }
-        for w in woken.values { w.resume() }
+        for w in woken { w.resume() }
     }
 
     public func package(_ key: String) -> StreamPackage? {
@@ -51,16 +61,17 @@ public final class PackageStore: Sendable {
     }
 
     /// Returns once `key` is past `version`, or after `timeout`, or when the task is cancelled.
-    public func waitForChange(_ key: String, after version: UInt64, timeout: Duration) async {
+    /// Without `chunks`, updates that only add chunks do not wake it.
+    public func waitForChange(_ key: String, after version: UInt64, timeout: Duration, chunks: Bool = false) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.waitUntilChanged(key, after: version) }
+            group.addTask { await self.waitUntilChanged(key, after: version, chunks: chunks) }
             group.addTask { try? await Task.sleep(for: timeout) }
             await group.next()
             group.cancelAll()
         }
     }
 
-    private func waitUntilChanged(_ key: String, after version: UInt64) async {
+    private func waitUntilChanged(_ key: String, after version: UInt64, chunks: Bool) async {
         let id = state.withLock { s -> UInt64 in
             s.nextWaiter &+= 1
             return s.nextWaiter
@@ -69,7 +80,7 @@ public final class PackageStore: Sendable {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { s -> Bool in
                     if (s.versions[key] ?? 0) != version || Task.isCancelled { return true }
-                    s.waiters[key, default: [:]][id] = c
+                    s.waiters[key, default: [:]][id] = (c, chunks)
                     return false
                 }
                 if resumeNow { c.resume() }
@@ -78,7 +89,7 @@ public final class PackageStore: Sendable {
             let w = state.withLock { s -> Waiter? in
                 let w = s.waiters[key]?.removeValue(forKey: id)
                 if s.waiters[key]?.isEmpty == true { s.waiters[key] = nil }
-                return w
+                return w?.waiter
             }
             w?.resume()
         }

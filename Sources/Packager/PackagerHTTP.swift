@@ -182,18 +182,20 @@ enum PackagerHTTP {
                     headers[.cacheControl] = "max-age=31536000, immutable"
                     headers[.eTag] = "\"\(name)-\(package.streamID)-\(file)\""
                     return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                        try await streamPart(m, i, of: name, key: key, store: store, until: deadline, to: &writer)
+                        try await streamPart(m, i, of: name, key: key, store: store, stall: settings.blockTimeout, to: &writer)
                     })
                 }
-                try await hold(store, key, after: version, until: deadline, timeout: "Part \(m).\(i) did not arrive in time; the publisher may have stalled.")
+                try await hold(store, key, after: version, until: deadline, chunks: true, timeout: "Part \(m).\(i) did not arrive in time; the publisher may have stalled.")
             }
         }
     }
 
     /// Writes a part's chunks as the packaging thread adds them, until the part is complete. The
-    /// status line is out already, so a part that stops coming ends the connection instead.
-    private static func streamPart(_ m: Int, _ i: Int, of name: String, key: String, store: PackageStore, until deadline: ContinuousClock.Instant, to writer: inout any ResponseBodyWriter) async throws {
+    /// status line is out already, so a part that stops coming ends the connection instead; the
+    /// wait for the next chunk starts over with every chunk written.
+    private static func streamPart(_ m: Int, _ i: Int, of name: String, key: String, store: PackageStore, stall: Duration, to writer: inout any ResponseBodyWriter) async throws {
         var sent = 0
+        var deadline = ContinuousClock.now + stall
         while true {
             let (package, version) = store.snapshot(key)
             guard let rendition = package?.renditions[name] else { throw StreamedPartError.gone }
@@ -206,13 +208,14 @@ enum PackagerHTTP {
             if open.bytes.count > sent {
                 try await writer.write(ByteBuffer(bytes: open.bytes[sent...]))
                 sent = open.bytes.count
+                deadline = ContinuousClock.now + stall
             }
             let left = deadline - ContinuousClock.now
             guard left > .zero else {
                 blockTimeouts.increment()
                 throw StreamedPartError.stalled
             }
-            await store.waitForChange(key, after: version, timeout: left)
+            await store.waitForChange(key, after: version, timeout: left, chunks: true)
         }
     }
 
@@ -221,13 +224,13 @@ enum PackagerHTTP {
     }
 
     /// Waits for the stream to change, or throws 503 with `timeout` once `deadline` has passed.
-    private static func hold(_ store: PackageStore, _ key: String, after version: UInt64, until deadline: ContinuousClock.Instant, timeout: @autoclosure () -> String) async throws {
+    private static func hold(_ store: PackageStore, _ key: String, after version: UInt64, until deadline: ContinuousClock.Instant, chunks: Bool = false, timeout: @autoclosure () -> String) async throws {
         let left = deadline - ContinuousClock.now
         guard left > .zero else {
             blockTimeouts.increment()
             throw HTTPError(.serviceUnavailable, message: timeout())
         }
-        await store.waitForChange(key, after: version, timeout: left)
+        await store.waitForChange(key, after: version, timeout: left, chunks: chunks)
     }
 
     private static func streamKey(_ context: PackagerRequestContext) throws -> String {

@@ -115,7 +115,9 @@ final class PackagingPipeline: ZMQActorBody {
         var retired: [String] = []
         for (id, var segmenter) in stream.segmenters where !kept.contains(id) {
             guard let name = stream.names[id] else { continue }
-            publish(segmenter.finish(), rendition: name, key: key)
+            let last = segmenter.finish()
+            publish(last, rendition: name, key: key)
+            if id == stream.referenceVideo { forwardVideoCut(last, timescale: segmenter.track.timescale, in: &stream) }
             stream.segmenters[id] = nil
             stream.names[id] = nil
             retired.append(name)
@@ -141,7 +143,9 @@ final class PackagingPipeline: ZMQActorBody {
             // A changed track (new resolution or codec configuration): what the old segmenter
             // holds is published first, so the open segment and its parts are complete.
             if var old = stream.segmenters[track.trackID], let oldName = stream.names[track.trackID] {
-                publish(old.finish(), rendition: oldName, key: key)
+                let last = old.finish()
+                publish(last, rendition: oldName, key: key)
+                if track.trackID == stream.referenceVideo { forwardVideoCut(last, timescale: old.track.timescale, in: &stream) }
             }
             var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget, firstSequence: nextSequence(key, track.name))
             segmenter.clockAnchor = stream.anchor
@@ -152,6 +156,11 @@ final class PackagingPipeline: ZMQActorBody {
         let videos = a.tracks.filter { $0.kind == .video }
         stream.referenceVideo = (videos.filter { $0.name != "source" }.min { $0.trackID < $1.trackID } ?? videos.min { $0.trackID < $1.trackID })?.trackID
         for track in a.tracks where track.kind == .audio { stream.segmenters[track.trackID]?.followsVideoCuts = stream.referenceVideo != nil }
+        for track in a.tracks where track.kind == .audio && fresh[track.name] != nil {
+            // A new audio segmenter of a rendition with nothing listed may number its first segment.
+            let listed = store.package(key)?.renditions[track.name]?.edge.lastSequence ?? -1
+            stream.segmenters[track.trackID]?.mayRenumberFirstSegment = listed < 1
+        }
         streams[a.streamID] = stream
         store.update(key) { package in
             var p = package ?? StreamPackage(streamID: a.streamID, tenant: a.tenant, name: a.streamName, renditions: [:])
@@ -190,18 +199,21 @@ final class PackagingPipeline: ZMQActorBody {
         if segmenter.replayedUnitsDropped > dropped { replayDropped.increment(by: segmenter.replayedUnitsDropped - dropped) }
         stream.segmenters[u.trackID] = segmenter
         if !output.isEmpty { publish(output, rendition: name, key: stream.key) }
-        if u.trackID == stream.referenceVideo, let segment = output.segment {
-            // Audio cuts where the video did, on the same stream timeline.
-            let end = Double(segment.startTime + segment.ticks) / Double(segmenter.track.timescale)
-            for (id, var audio) in stream.segmenters where audio.followsVideoCuts {
-                let misaligned = audio.misalignedCuts
-                let cut = audio.cut(atSeconds: end)
-                if audio.misalignedCuts > misaligned { misalignedCuts.increment() }
-                stream.segmenters[id] = audio
-                if let audioName = stream.names[id] { publish(cut, rendition: audioName, key: stream.key) }
-            }
-        }
+        if u.trackID == stream.referenceVideo { forwardVideoCut(output, timescale: segmenter.track.timescale, in: &stream) }
         streams[u.streamID] = stream
+    }
+
+    /// Audio cuts where the reference video did, on the same stream timeline.
+    private func forwardVideoCut(_ output: SegmenterOutput, timescale: UInt32, in stream: inout Stream) {
+        guard let segment = output.segment else { return }
+        let end = Double(segment.startTime + segment.ticks) / Double(timescale)
+        for (id, var audio) in stream.segmenters where audio.followsVideoCuts {
+            let misaligned = audio.misalignedCuts
+            let cut = audio.cut(atSeconds: end, endingSegment: segment.sequence)
+            if audio.misalignedCuts > misaligned { misalignedCuts.increment() }
+            stream.segmenters[id] = audio
+            if let audioName = stream.names[id] { publish(cut, rendition: audioName, key: stream.key) }
+        }
     }
 
     private func end(_ e: StreamEnd) {
@@ -231,7 +243,8 @@ final class PackagingPipeline: ZMQActorBody {
         if !output.parts.isEmpty { partsCounter.increment(by: output.parts.count) }
         let (window, dvrWindow) = (windowSegments, self.dvrWindow)
         var expired: [Int] = []
-        store.update(key) { package in expired = package?.renditions[rendition]?.add(output, window: window, dvrWindow: dvrWindow) ?? [] }
+        let chunksOnly = output.parts.isEmpty && output.segment == nil
+        store.update(key, chunksOnly: chunksOnly) { package in expired = package?.renditions[rendition]?.add(output, window: window, dvrWindow: dvrWindow) ?? [] }
         dvr?.delete(key, rendition: rendition, sequences: expired)
     }
 }

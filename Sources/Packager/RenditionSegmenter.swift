@@ -112,6 +112,7 @@ public struct RenditionSegmenter: Sendable {
     private var segmentStart: Int64?
     private var held: AccessUnit?
     private var nextSequence: Int
+    private let firstSequence: Int
     private var nextFragment: UInt32 = 1
     private var discontinuityNext = false
     /// Set while splicing: video units are dropped until a keyframe at or after this time.
@@ -127,10 +128,16 @@ public struct RenditionSegmenter: Sendable {
     /// video cut for `alignedFallback` targets, audio cuts by duration.
     public var followsVideoCuts = false
     public static let alignedFallback = 1.5
-    private var alignedCut: Int64?
+    /// The next video cut (this track's ticks) and the video segment it ends.
+    private var alignedCut: (ticks: Int64, sequence: Int)?
+    /// Set when the rendition has no segments yet: before anything is out, the first segment
+    /// takes the number of the video segment it starts in, so segment N covers the same time.
+    public var mayRenumberFirstSegment = false
     /// Video cuts that audio could not follow exactly: it had already handed out samples past
     /// the cut, so it cut at its first sample not yet out.
     public private(set) var misalignedCuts = 0
+    /// Video cuts skipped because audio already had a segment more (it had cut by duration).
+    public private(set) var skippedCuts = 0
 
     public init(track: TrackConfig, targetDuration: Double, partTarget: Double = 1.0 / 3.0, chunkTarget: Double = 0, firstSequence: Int = 0) {
         self.track = track
@@ -140,6 +147,7 @@ public struct RenditionSegmenter: Sendable {
         self.partTargetTicks = Int64((partTarget * Double(track.timescale)).rounded())
         self.chunkTargetTicks = Int64((chunkTarget * Double(track.timescale)).rounded())
         self.nextSequence = firstSequence
+        self.firstSequence = firstSequence
     }
 
     /// Set once the stream's first unit arrived; segments then carry a program date-time.
@@ -147,8 +155,12 @@ public struct RenditionSegmenter: Sendable {
 
     public var isVideo: Bool { track.kind == .video }
 
-    /// Marks the next segment as following a discontinuity.
-    public mutating func markDiscontinuity() { discontinuityNext = true }
+    /// Marks the next segment as following a discontinuity (a video cut still pending belongs
+    /// to the old timeline).
+    public mutating func markDiscontinuity() {
+        discontinuityNext = true
+        alignedCut = nil
+    }
 
     public mutating func append(_ unit: AccessUnit) -> SegmenterOutput {
         var out = SegmenterOutput()
@@ -166,7 +178,19 @@ public struct RenditionSegmenter: Sendable {
 
     private mutating func appendInOrder(_ unit: AccessUnit, into out: inout SegmenterOutput) {
         guard let previous = held else {
-            if !isVideo || unit.isKeyframe { held = unit }  // a video segment starts with a keyframe
+            guard !isVideo || unit.isKeyframe else { return }  // a video segment starts with a keyframe
+            if let pending = alignedCut {
+                // Audio's first unit after video already cut: a cut behind it is dropped, and
+                // before anything is out the segment is numbered like the video one it is in.
+                let fresh = mayRenumberFirstSegment && nextSequence == firstSequence && segmentParts.isEmpty
+                if unit.dts >= pending.ticks {
+                    alignedCut = nil
+                    if fresh { nextSequence = max(firstSequence, pending.sequence + 1) }
+                } else if fresh {
+                    nextSequence = max(firstSequence, pending.sequence)
+                }
+            }
+            held = unit
             return
         }
         let duration = Int64(max(0, unit.dts - previous.dts))
@@ -181,7 +205,7 @@ public struct RenditionSegmenter: Sendable {
         if isVideo {
             cut = unit.isKeyframe && elapsed >= targetDuration * Self.minimumSegmentFraction
         } else if followsVideoCuts {
-            cut = alignedCut.map { unit.dts >= $0 } ?? (elapsed >= targetDuration * Self.alignedFallback)
+            cut = alignedCut.map { unit.dts >= $0.ticks } ?? (elapsed >= targetDuration * Self.alignedFallback)
         } else {
             cut = elapsed >= targetDuration
         }
@@ -200,12 +224,20 @@ public struct RenditionSegmenter: Sendable {
     /// The stream's video closed a segment at `seconds` (this track's timeline, in seconds): an
     /// audio segmenter that follows video cuts ends its segment before its first sample at or
     /// after that time, now if it is already there, else when it gets there.
-    public mutating func cut(atSeconds seconds: Double) -> SegmenterOutput {
+    public mutating func cut(atSeconds seconds: Double, endingSegment sequence: Int) -> SegmenterOutput {
         var out = SegmenterOutput()
         guard !isVideo, followsVideoCuts else { return out }
         let t = Int64((seconds * Double(track.timescale)).rounded())
+        if held != nil, nextSequence > sequence {
+            // Audio already has a segment more (it cut by duration while video was missing):
+            // leaving this cut out lines the numbers up again.
+            skippedCuts += 1
+            alignedCut = nil
+            return out
+        }
+        if held != nil, nextSequence < sequence { misalignedCuts += 1 }  // audio is a segment behind: the numbers stay one apart
         guard let held, held.dts >= t else {
-            alignedCut = t
+            alignedCut = (t, sequence)
             return out
         }
         alignedCut = nil
@@ -251,6 +283,7 @@ public struct RenditionSegmenter: Sendable {
         closePart(into: &out)
         out.segment = closeSegment()
         spliceResume = nil
+        alignedCut = nil
         return out
     }
 

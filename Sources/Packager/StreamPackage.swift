@@ -239,8 +239,10 @@ public struct StreamPackage: Sendable {
     /// The passed-through source keeps the publisher's keyframes, so its first segment can take a
     /// whole GOP: it joins the multivariant playlist once it has one, and is not waited for.
     public var isReady: Bool {
-        let ladder = renditions.values.filter { $0.track.name != "source" }
-        let awaited = ladder.contains { $0.track.kind == .video } ? ladder : Array(renditions.values)
+        // A rung retired before its first segment never gets one: not waited for either.
+        let live = renditions.values.filter { !$0.retired }
+        let ladder = live.filter { $0.track.name != "source" }
+        let awaited = ladder.contains { $0.track.kind == .video } ? ladder : live
         return !awaited.isEmpty && awaited.allSatisfy { !$0.segments.isEmpty }
     }
 

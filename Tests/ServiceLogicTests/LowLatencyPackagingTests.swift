@@ -165,6 +165,24 @@ import Testing
         #expect(store.snapshot("t/s").version == version + 1)
     }
 
+    /// Chunks wake only the requests streaming a part; playlists and whole parts wait for more.
+    @Test func chunkOnlyUpdatesWakeOnlyStreamingRequests() async throws {
+        let store = PackageStore()
+        store.update("t/s") { $0 = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: [:]) }
+        let version = store.snapshot("t/s").version
+        let playlistWoken = Mutex(false), streamWoken = Mutex(false)
+        let playlist = Task { await store.waitForChange("t/s", after: version, timeout: .seconds(30)); playlistWoken.withLock { $0 = true } }
+        let streaming = Task { await store.waitForChange("t/s", after: version, timeout: .seconds(30), chunks: true); streamWoken.withLock { $0 = true } }
+        while store.blockedRequests < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        store.update("t/s", chunksOnly: true) { $0?.ended = false }
+        await streaming.value
+        #expect(streamWoken.withLock { $0 })
+        #expect(store.blockedRequests == 1 && !playlistWoken.withLock { $0 }, "the playlist request still waits")
+        store.update("t/s") { $0?.ended = false }
+        await playlist.value
+        #expect(playlistWoken.withLock { $0 } && store.blockedRequests == 0)
+    }
+
     @Test func aStaleVersionReturnsAtOnceAndATimeoutEndsTheWait() async {
         let store = PackageStore()
         store.update("t/s") { $0 = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: [:]) }

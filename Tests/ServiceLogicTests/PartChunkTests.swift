@@ -181,30 +181,33 @@ import Testing
 
     struct Row: Sendable, CustomTestStringConvertible {
         var name: String
-        /// Frames fed before each video cut (seconds), then frames to the end.
-        var script: [(frames: Int, cut: Double)]
+        /// Frames fed before each video cut: (frames, seconds, the video segment it ends).
+        var script: [(frames: Int, cut: Double, sequence: Int)]
         var end: Int
-        /// First frame of every segment after the first, and cuts that could not be exact.
+        /// First frame of every segment after the first, cuts that could not be exact, cuts skipped.
         var starts: [Int]
         var misaligned: Int
+        var skipped = 0
         var testDescription: String { name }
     }
 
     // 48 kHz AAC: 1024 ticks a frame, so 2.0 s (96000) falls inside frame 93; frame 94 starts the
-    // next segment (4.0 s: frame 188). Parts hold 15 frames (0.32 s) and are out once full.
+    // next segment (4.0 s: frame 188, 6.0 s: 282). Parts hold 15 frames (0.32 s), out once full.
     static let rows: [Row] = [
-        Row(name: "video cuts before audio gets there", script: [(10, 2.0), (150, 4.0)], end: 300, starts: [94, 188], misaligned: 0),
-        // Audio a few frames ahead (it skips the encode): frames 94...95 are in the open part.
-        Row(name: "audio is ahead, the cut is in its unpublished part", script: [(97, 2.0), (94, 4.0)], end: 300, starts: [94, 188], misaligned: 0),
+        Row(name: "video cuts before audio gets there", script: [(10, 2.0, 0), (150, 4.0, 1)], end: 300, starts: [94, 188], misaligned: 0),
+        // Audio a few frames ahead (it skips the encode): frames 94...95 are not out yet.
+        Row(name: "audio is ahead, the cut is in its unpublished part", script: [(97, 2.0, 0), (94, 4.0, 1)], end: 300, starts: [94, 188], misaligned: 0),
         // 1.5 s is inside the published part 60...74: the cut comes at the first frame not out (90).
-        Row(name: "audio is ahead past published parts", script: [(100, 1.5)], end: 300, starts: [90, 231], misaligned: 1),  // 231: 3 s after 90
+        Row(name: "audio is ahead past published parts", script: [(100, 1.5, 0)], end: 300, starts: [90, 231], misaligned: 1),  // 231: 3 s after 90
         Row(name: "no video cuts: audio cuts by duration, after 1.5 targets", script: [], end: 300, starts: [141, 282], misaligned: 0),
-        Row(name: "a cut before the open segment starts is ignored", script: [(97, 2.0), (0, 1.0), (94, 4.0)], end: 300, starts: [94, 188], misaligned: 0),
+        Row(name: "a repeated cut for a segment audio already closed is skipped", script: [(97, 2.0, 0), (0, 1.0, 0), (94, 4.0, 1)], end: 300, starts: [94, 188], misaligned: 0, skipped: 1),
+        // Video's first segment took 4 s; audio cut by duration at 141 meanwhile, so it skips the
+        // cut ending video segment 0 and cuts with segment 1: segment 2 starts together again.
+        Row(name: "after a cut by duration the numbers line up again", script: [(200, 4.0, 0), (80, 6.0, 1)], end: 300, starts: [141, 282], misaligned: 0, skipped: 1),
     ]
 
-    @Test(arguments: rows)
-    func audioSegmentsStartAtTheVideosCuts(_ row: Row) {
-        var s = RenditionSegmenter(track: LowLatencyPartTests.audio, targetDuration: 2, partTarget: 1.0 / 3.0)
+    static func run(_ row: Row, chunkTarget: Double) -> (segments: [PackagedSegment], parts: [PackagedPart], segmenter: RenditionSegmenter) {
+        var s = RenditionSegmenter(track: LowLatencyPartTests.audio, targetDuration: 2, partTarget: 1.0 / 3.0, chunkTarget: chunkTarget)
         s.followsVideoCuts = true
         var segments: [PackagedSegment] = [], parts: [PackagedPart] = []
         func take(_ o: SegmenterOutput) { parts += o.parts; if let seg = o.segment { segments.append(seg) } }
@@ -212,12 +215,20 @@ import Testing
         for step in row.script {
             for i in next..<(next + step.frames) { take(s.append(Self.frame(i))) }
             next += step.frames
-            take(s.cut(atSeconds: step.cut))
+            take(s.cut(atSeconds: step.cut, endingSegment: step.sequence))
         }
         for i in next..<row.end { take(s.append(Self.frame(i))) }
         take(s.finish())
+        return (segments, parts, s)
+    }
+
+    @Test(arguments: rows)
+    func audioSegmentsStartAtTheVideosCuts(_ row: Row) {
+        let (segments, parts, s) = Self.run(row, chunkTarget: 0)
         #expect(segments.dropFirst().map { Int($0.startTime / 1024) } == row.starts, "\(segments.map { $0.startTime / 1024 })")
+        #expect(segments.map(\.sequence) == Array(0..<segments.count))
         #expect(s.misalignedCuts == row.misaligned)
+        #expect(s.skippedCuts == row.skipped)
         // The timeline has no holes, and every segment is its parts back to back.
         for (a, b) in zip(segments, segments.dropFirst()) { #expect(a.startTime + a.ticks == b.startTime) }
         for seg in segments {
@@ -225,9 +236,47 @@ import Testing
         }
     }
 
+    /// With 0.1 s chunks, samples already out as chunks cannot move: a cut inside them is late.
+    @Test(arguments: rows)
+    func chunksAlreadyOutStayInTheirSegment(_ row: Row) {
+        let (segments, parts, s) = Self.run(row, chunkTarget: 0.1)
+        let plain = Self.run(row, chunkTarget: 0)
+        for (a, b) in zip(segments, segments.dropFirst()) { #expect(a.startTime + a.ticks == b.startTime) }
+        for seg in segments { #expect(seg.bytes == parts.filter { $0.sequence == seg.sequence }.flatMap(\.bytes)) }
+        // A chunk holds 5 frames: a cut is at most that much later than without chunks.
+        #expect(segments.count == plain.segments.count)
+        for (c, p) in zip(segments.dropFirst(), plain.segments.dropFirst()) {
+            #expect(c.startTime >= p.startTime && c.startTime - p.startTime <= 5 * 1024, "\(c.startTime / 1024) vs \(p.startTime / 1024)")
+        }
+        #expect(s.misalignedCuts >= row.misaligned)
+    }
+
+    @Test func audioThatStartsLateTakesTheVideosSegmentNumber() {
+        var s = RenditionSegmenter(track: LowLatencyPartTests.audio, targetDuration: 2, partTarget: 1.0 / 3.0, firstSequence: 1)
+        s.followsVideoCuts = true
+        s.mayRenumberFirstSegment = true
+        #expect(s.cut(atSeconds: 2.0, endingSegment: 1).isEmpty, "no audio yet")
+        var segments: [PackagedSegment] = []
+        for i in 100..<150 { if let seg = s.append(Self.frame(i)).segment { segments.append(seg) } }
+        _ = s.cut(atSeconds: 4.0, endingSegment: 2)
+        for i in 150..<200 { if let seg = s.append(Self.frame(i)).segment { segments.append(seg) } }
+        #expect(segments.map(\.sequence) == [2], "audio from 2.1 s is in video segment 2")
+        #expect(segments.first.map { $0.startTime / 1024 } == 100 && segments.first.map { ($0.startTime + $0.ticks) / 1024 } == 188)
+        // Without the permission (the rendition already lists segments) the numbers continue.
+        var t = RenditionSegmenter(track: LowLatencyPartTests.audio, targetDuration: 2, partTarget: 1.0 / 3.0, firstSequence: 1)
+        t.followsVideoCuts = true
+        _ = t.cut(atSeconds: 2.0, endingSegment: 1)
+        for i in 100..<150 { _ = t.append(Self.frame(i)) }
+        #expect(t.cut(atSeconds: 4.0, endingSegment: 2).isEmpty)
+        var closed: [Int] = []
+        for i in 150..<200 { if let seg = t.append(Self.frame(i)).segment { closed.append(seg.sequence) } }
+        #expect(closed == [1], "no one-sample segment for the cut behind audio's start")
+        #expect(t.misalignedCuts == 1, "numbers one apart (audio 1, video 2): counted")
+    }
+
     @Test func withoutFollowingAudioCutsByDuration() {
         var s = RenditionSegmenter(track: LowLatencyPartTests.audio, targetDuration: 2, partTarget: 1.0 / 3.0)
-        #expect(s.cut(atSeconds: 1.0).isEmpty)
+        #expect(s.cut(atSeconds: 1.0, endingSegment: 0).isEmpty)
         var starts: [Int64] = []
         for i in 0..<200 { if let seg = s.append(Self.frame(i)).segment { starts.append(seg.startTime) } }
         #expect(starts == [0, 96256], "2 s segments by duration: frames 0...93 and 94...187")

@@ -102,7 +102,7 @@ public struct StreamAssembler: Sendable {
         case .videoConfiguration(let codec, let record):
             do {
                 let (width, height) = try Self.videoSize(codec, record)
-                video = TrackConfig(trackID: Self.videoTrack, kind: .video, codec: codec.rawValue, name: "source", timescale: 1000,
+                video = TrackConfig(trackID: Self.videoTrack, kind: .video, codec: codec.rawValue, name: TrackConfig.sourceName, timescale: 1000,
                                     width: UInt16(width), height: UInt16(height), config: record)
                 return []
             } catch {

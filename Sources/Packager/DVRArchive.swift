@@ -20,7 +20,7 @@ public final class DVRArchive: Sendable {
     }
 
     func path(_ key: String, _ rendition: String, _ sequence: Int) -> URL {
-        root.appendingPathComponent(key).appendingPathComponent(rendition).appendingPathComponent("seg-\(sequence).m4s")
+        root.appendingPathComponent(key).appendingPathComponent(rendition).appendingPathComponent(PlaylistURIs.plain.segment(sequence))
     }
 
     /// Queues the segment's bytes for disk (shared, not copied); returns at once.

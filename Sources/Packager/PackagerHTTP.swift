@@ -15,7 +15,7 @@ public struct OriginSettings: Sendable {
     public var hlsJSURL: String?
     public var hlsJS: [UInt8]?
     /// The player the page prefers where the browser has both.
-    var preferredPlayer: PlayerPage.Preference = .native
+    public var preferredPlayer: PlayerPreference = .native
     /// Where segments that left the in-memory window are read from (nil: no DVR).
     public var dvr: DVRArchive?
     /// The longest a blocking playlist or preload-hinted part request is held: three target
@@ -152,15 +152,14 @@ enum PackagerHTTP {
             let (snapshot, version) = store.snapshot(key)
             let (package, rendition) = try found(snapshot, key: key, rendition: name)
             // Immutable media: the ETag names the stream, rendition and file.
-            let media = { (data: [UInt8]) in
-                bytes(data, type: "video/iso.segment", cache: "max-age=31536000, immutable", etag: "\"\(name)-\(package.streamID)-\(file)\"")
-            }
+            let etag = "\"\(name)-\(package.streamID)-\(file)\""
+            let media = { (data: [UInt8]) in bytes(data, headers: immutableMedia(etag: etag)) }
             switch resource {
             case .initSegment(let version):
                 guard let data = rendition.initSegment(version: version) else {
                     throw HTTPError(.notFound, message: "Init segment version \(version) is no longer listed; reload the playlist.")
                 }
-                return bytes(data, type: "video/mp4", cache: "max-age=31536000, immutable", etag: "\"\(name)-\(package.streamID)-\(file)\"")
+                return bytes(data, headers: immutableMedia(type: "video/mp4", etag: etag))
             case .segment(let n):
                 if let segment = rendition.segment(n) { return media(segment.bytes) }
                 guard let dvr = settings.dvr, rendition.archivedSegment(n) != nil else {
@@ -177,11 +176,7 @@ enum PackagerHTTP {
                     throw HTTPError(.notFound, message: "Part \(m).\(i) is not in the live window.")
                 }
                 if let open = rendition.partInProgress, open.sequence == m, open.index == i {
-                    var headers = HTTPFields()
-                    headers[.contentType] = "video/iso.segment"
-                    headers[.cacheControl] = "max-age=31536000, immutable"
-                    headers[.eTag] = "\"\(name)-\(package.streamID)-\(file)\""
-                    return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                    return Response(status: .ok, headers: immutableMedia(etag: etag), body: ResponseBody { writer in
                         try await streamPart(m, i, of: name, key: key, store: store, stall: settings.blockTimeout, to: &writer)
                     })
                 }
@@ -261,11 +256,6 @@ enum PackagerHTTP {
         return try found(store.package(key), key: key)
     }
 
-    private static func lookupRendition(_ store: PackageStore, _ context: PackagerRequestContext) throws -> (package: StreamPackage, rendition: RenditionPackage) {
-        let (key, name) = try names(context)
-        return try found(store.package(key), key: key, rendition: name)
-    }
-
     private static func html(_ text: String) -> Response {
         bytes(Array(text.utf8), type: "text/html; charset=utf-8", cache: "no-cache")
     }
@@ -286,9 +276,23 @@ enum PackagerHTTP {
         var headers = HTTPFields()
         headers[.contentType] = type
         headers[.cacheControl] = cache
-        headers[.contentLength] = String(data.count)
         if let etag { headers[.eTag] = etag }
+        return bytes(data, headers: headers)
+    }
+
+    private static func bytes(_ data: [UInt8], headers: HTTPFields) -> Response {
+        var headers = headers
+        headers[.contentLength] = String(data.count)
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Headers of init segments, segments and parts: immutable, the ETag naming the file.
+    private static func immutableMedia(type: String = "video/iso.segment", etag: String) -> HTTPFields {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "max-age=31536000, immutable"
+        headers[.eTag] = etag
+        return headers
     }
 }
 
@@ -322,11 +326,10 @@ struct ViewerAccountingMiddleware: RouterMiddleware {
         let key = PackageStore.key(tenant: tenant, stream: stream)
         guard let length = response.headers[.contentLength].flatMap({ Int($0) }) else {
             // Streamed (a preload-hinted part): counted as its chunks go out.
-            viewers.served(stream: key, session: session, bytes: 0)
+            let egress = viewers.served(stream: key, session: session, bytes: 0)
             var response = response
-            let viewers = self.viewers
             response.body = response.body.map { buffer in
-                viewers.sent(stream: key, bytes: buffer.readableBytes)
+                egress.increment(by: buffer.readableBytes)
                 return buffer
             }
             return response

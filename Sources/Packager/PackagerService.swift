@@ -29,8 +29,8 @@ public final class PackagerService: Service, Sendable {
         /// transcoders push to, and the base URL players use.
         public var advertisedEndpoint: String?
         public var publicURL: String?
-        /// The player page's choice where the browser has both: "native" or "hls.js".
-        public var preferredPlayer = "native"
+        /// The player page's choice where the browser has both.
+        public var preferredPlayer = PlayerPreference.native
         /// LL-HLS part target in seconds; nil serves plain HLS.
         public var partTarget: Double?
         /// Parts are written as CMAF chunks of about this many seconds, streamed to players
@@ -75,7 +75,7 @@ public final class PackagerService: Service, Sendable {
         }
         defer { pipeline.stop() }
         var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)
-        origin.preferredPlayer = PlayerPage.Preference(rawValue: config.preferredPlayer) ?? .native
+        origin.preferredPlayer = config.preferredPlayer
         let app = Application(
             router: PackagerHTTP.router(store: store, settings: origin,
                                        gate: PlaybackGate(store: database.map(PlaybackAccessStore.init(database:))), viewers: viewers),

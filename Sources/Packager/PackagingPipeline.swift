@@ -154,7 +154,7 @@ final class PackagingPipeline: ZMQActorBody {
             stream.names[track.trackID] = track.name
         }
         let videos = a.tracks.filter { $0.kind == .video }
-        stream.referenceVideo = (videos.filter { $0.name != "source" }.min { $0.trackID < $1.trackID } ?? videos.min { $0.trackID < $1.trackID })?.trackID
+        stream.referenceVideo = (videos.filter { !$0.isSource }.min { $0.trackID < $1.trackID } ?? videos.min { $0.trackID < $1.trackID })?.trackID
         for track in a.tracks where track.kind == .audio { stream.segmenters[track.trackID]?.followsVideoCuts = stream.referenceVideo != nil }
         for track in a.tracks where track.kind == .audio && fresh[track.name] != nil {
             // A new audio segmenter of a rendition with nothing listed may number its first segment.

@@ -1,15 +1,15 @@
+/// Which player the page uses where the browser has both: its own HLS (Safari's does LL-HLS;
+/// Chromium's ignores parts and starts three segments back) or hls.js in low-latency mode.
+/// `?player=native` or `?player=hls.js` on the page overrides it.
+public enum PlayerPreference: String, Sendable, CaseIterable {
+    case native
+    case hlsJS = "hls.js"
+}
+
 /// The player page: native HLS where the browser has it, hls.js (from a configurable URL)
 /// elsewhere. Served by the packager so the page and the playlists share an origin.
 enum PlayerPage {
-    /// Which player the page uses where the browser has both: its own HLS (Safari's does LL-HLS;
-    /// Chromium's ignores parts and starts three segments back) or hls.js in low-latency mode.
-    /// `?player=native` or `?player=hls.js` on the page overrides it.
-    enum Preference: String, Sendable, CaseIterable {
-        case native
-        case hlsJS = "hls.js"
-    }
-
-    static func html(title: String, playlistURL: String, hlsJSURL: String?, prefer: Preference = .native) -> String {
+    static func html(title: String, playlistURL: String, hlsJSURL: String?, prefer: PlayerPreference = .native) -> String {
         let hls = hlsJSURL.map { "<script src=\"\(escape($0))\"></script>" } ?? ""
         return """
         <!doctype html>

@@ -126,7 +126,7 @@ public final class Recorder: Sendable {
                     try append(segment, initSegment: initSegment, rendition: rendition, targetDuration: target, into: &active)
                     phases.withLock { $0[key] = .recording(active) }
                 } catch {
-                    fail(key, active, reason: "writing \(rendition)/seg-\(segment.sequence).m4s failed: \(MediaFile.reason(error))")
+                    fail(key, active, reason: "writing \(rendition)/\(PlaylistURIs.plain.segment(segment.sequence)) failed: \(MediaFile.reason(error))")
                 }
             default: return
             }
@@ -154,13 +154,13 @@ public final class Recorder: Sendable {
         var map: String?
         if log.lastInit != initSegment {
             // A new configuration (resolution change): a new init file, announced by EXT-X-MAP.
-            map = log.inits == 0 ? "init.mp4" : "init-\(log.inits).mp4"
+            map = PlaylistURIs.plain.initSegment(log.inits)
             try MediaFile.save(dir.appendingPathComponent(map!).path, initSegment)
             log.lastInit = initSegment
             log.inits += 1
             active.bytes += Int64(initSegment.count)
         }
-        let name = "seg-\(segment.sequence).m4s"
+        let name = PlaylistURIs.plain.segment(segment.sequence)
         try MediaFile.save(dir.appendingPathComponent(name).path, segment.bytes)
         active.bytes += Int64(segment.bytes.count)
         written.increment(by: segment.bytes.count)
@@ -177,7 +177,7 @@ public final class Recorder: Sendable {
         do {
             for (name, log) in active.renditions {
                 let target = max(Int(log.targetDuration.rounded()), Int((log.entries.map(\.duration).max() ?? 1).rounded()), 1)
-                let text = MediaPlaylist(targetDuration: target, mapURI: "init.mp4", segments: log.entries, ended: true, playlistType: "VOD").render()
+                let text = MediaPlaylist(targetDuration: target, mapURI: PlaylistURIs.plain.initSegment(), segments: log.entries, ended: true, playlistType: "VOD").render()
                 try MediaFile.save(active.path.appendingPathComponent(name).appendingPathComponent("index.m3u8").path, Array(text.utf8))
             }
             if let master { try MediaFile.save(active.path.appendingPathComponent("master.m3u8").path, Array(master.utf8)) }

@@ -175,6 +175,8 @@ public struct RenditionSegmenter: Sendable {
 
     private var partTicks: Int64 { partSamples.reduce(0) { $0 + Int64($1.duration) } }
     private var chunkedTicks: Int64 { partSamples[..<chunkedSamples].reduce(0) { $0 + Int64($1.duration) } }
+    /// Where what is not out yet begins: the open part after its chunks, else the held sample.
+    private func unpublishedStart(held: AccessUnit) -> Int64 { partStart.map { $0 + chunkedTicks } ?? held.dts }
 
     private mutating func appendInOrder(_ unit: AccessUnit, into out: inout SegmenterOutput) {
         guard let previous = held else {
@@ -244,23 +246,19 @@ public struct RenditionSegmenter: Sendable {
         // Nothing before the held sample (it starts the next segment anyway), or the segment
         // already starts after the cut (audio cut by duration while video was missing).
         guard let start = segmentStart, t > start else { return out }
-        // The open part's samples not yet out as chunks can still move to the next segment.
-        var dts = partStart ?? held.dts
+        // The open part's samples not yet out as chunks can still move to the next segment:
+        // from the first of them at or after the cut (`movedStart` is where it begins).
+        if t < unpublishedStart(held: held) { misalignedCuts += 1 }
+        var movedStart = partStart ?? held.dts
         var index = partSamples.count
         for (i, sample) in partSamples.enumerated() {
-            if i >= chunkedSamples, dts >= t { index = i; break }
-            dts += Int64(sample.duration)
+            if i >= chunkedSamples, movedStart >= t { index = i; break }
+            movedStart += Int64(sample.duration)
         }
-        let unpublished = partStart.map { $0 + chunkedTicks } ?? held.dts
-        if t < unpublished { misalignedCuts += 1 }
         let moved = Array(partSamples[index...])
-        let movedStart = partSamples[..<index].reduce(partStart ?? held.dts) { $0 + Int64($1.duration) }
         partSamples.removeLast(moved.count)
         closePart(into: &out)
-        partSamples = []
-        partChunks = []
-        chunkedSamples = 0
-        partStart = nil
+        partStart = nil  // closePart leaves it when nothing was left to close
         out.segment = closeSegment()
         if !moved.isEmpty {
             segmentStart = movedStart
@@ -296,8 +294,7 @@ public struct RenditionSegmenter: Sendable {
             appendInOrder(unit, into: &out)
             return
         }
-        // What is not published yet: the part being written after its chunks, then the held sample.
-        let unpublished = partStart.map { $0 + chunkedTicks } ?? previous.dts
+        let unpublished = unpublishedStart(held: previous)
         spliceResume = unpublished
         guard unit.isKeyframe, unit.dts >= unpublished else { replayedUnitsDropped += 1; return }
         spliceResume = nil

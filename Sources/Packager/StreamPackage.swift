@@ -48,6 +48,8 @@ public struct RenditionPackage: Sendable {
     /// Segments that left the in-memory window but are still in the DVR window: listed, their
     /// bytes on disk (`DVRArchive`); `bytes` is empty here.
     public var archived: [PackagedSegment] = []
+    /// Every segment the media playlist lists: the DVR window's, then the live window's.
+    public var listedSegments: [PackagedSegment] { archived + segments }
 
     /// The newest complete segment and the newest part, for blocking reload.
     public var edge: PlaylistEdge {
@@ -88,7 +90,7 @@ public struct RenditionPackage: Sendable {
                 discontinuitySequence += 1
             }
         }
-        var listed = archived.reduce(0) { $0 + $1.duration } + segments.reduce(0) { $0 + $1.duration }
+        var listed = listedSegments.reduce(0) { $0 + $1.duration }
         while let first = archived.first, listed - first.duration >= dvrWindow {
             archived.removeFirst()
             listed -= first.duration
@@ -96,7 +98,7 @@ public struct RenditionPackage: Sendable {
             dropped.append(first.sequence)
         }
         if !olderInitSegments.isEmpty {
-            let used = Set((archived + segments).map(\.initVersion))
+            let used = Set(listedSegments.map(\.initVersion))
             olderInitSegments = olderInitSegments.filter { used.contains($0.key) }
         }
         return dropped
@@ -106,7 +108,7 @@ public struct RenditionPackage: Sendable {
     /// segments stay, with their init segment; what comes next uses the new one.
     public mutating func reconfigure(_ fresh: RenditionPackage) {
         if fresh.initSegment != initSegment {
-            if (archived + segments).contains(where: { $0.initVersion == initVersion }) { olderInitSegments[initVersion] = initSegment }
+            if listedSegments.contains(where: { $0.initVersion == initVersion }) { olderInitSegments[initVersion] = initSegment }
             initVersion += 1
             initSegment = fresh.initSegment
         }
@@ -146,7 +148,7 @@ public struct RenditionPackage: Sendable {
     public func mediaPlaylist(targetDuration: Double, lowLatency: LowLatencySettings?, query: String = "", skip: Bool = false, reports: [RenditionReport] = []) -> String {
         let uri = PlaylistURIs(query: query)
         let partsFrom = (segments.last?.sequence ?? 0) - (lowLatency?.partSegments ?? 0) + 1
-        let all = archived + segments
+        let all = listedSegments
         let listed = all.enumerated().map { i, s in
             PlaylistSegment(
                 sequence: s.sequence, duration: s.duration, uri: uri.segment(s.sequence), discontinuity: s.discontinuity,
@@ -190,6 +192,8 @@ public struct LowLatencySettings: Sendable, Equatable {
 /// The names the packager gives a rendition's files, relative to its media playlist.
 public struct PlaylistURIs: Sendable {
     public var query: String
+    /// The names without a token: files on disk (recordings, the DVR window).
+    public static let plain = PlaylistURIs(query: "")
     /// Version 0 is `init.mp4`; a track that changed gets `init-<version>.mp4`.
     public func initSegment(_ version: Int = 0) -> String { (version == 0 ? "init.mp4" : "init-\(version).mp4") + query }
     public func segment(_ sequence: Int) -> String { "seg-\(sequence).m4s" + query }
@@ -241,7 +245,7 @@ public struct StreamPackage: Sendable {
     public var isReady: Bool {
         // A rung retired before its first segment never gets one: not waited for either.
         let live = renditions.values.filter { !$0.retired }
-        let ladder = live.filter { $0.track.name != "source" }
+        let ladder = live.filter { !$0.track.isSource }
         let awaited = ladder.contains { $0.track.kind == .video } ? ladder : live
         return !awaited.isEmpty && awaited.allSatisfy { !$0.segments.isEmpty }
     }

@@ -23,28 +23,20 @@ public final class ViewerAccounting: Sendable {
         return "ua:\(address ?? "?")|\(userAgent?.prefix(256) ?? "")"
     }
 
-    public func served(stream: String, session: String, bytes: Int) {
+    /// Counts the session and `bytes`; returns the stream's egress counter for bytes that go out
+    /// later (a streamed answer).
+    @discardableResult
+    public func served(stream: String, session: String, bytes: Int) -> Counter {
         let t = now()
         let egress = streams.withLock { all -> Counter in
-            let egress = Self.egress(stream, in: &all)
+            if all[stream] == nil {  // the counter is made once per stream, not per request
+                all[stream] = (ViewerWindow(), Counter(label: "storecast_packager_egress_bytes_total", dimensions: [("stream", stream)]))
+            }
             all[stream]!.window.saw(session, at: t)
-            return egress
+            return all[stream]!.egress
         }
         if bytes > 0 { egress.increment(by: bytes) }
-    }
-
-    /// Bytes of a streamed answer, counted as they go out (its session was counted when it began).
-    public func sent(stream: String, bytes: Int) {
-        guard bytes > 0 else { return }
-        streams.withLock { Self.egress(stream, in: &$0) }.increment(by: bytes)
-    }
-
-    /// The stream's egress counter, its entry made on first use.
-    private static func egress(_ stream: String, in all: inout [String: (window: ViewerWindow, egress: Counter)]) -> Counter {
-        if all[stream] == nil {
-            all[stream] = (ViewerWindow(), Counter(label: "storecast_packager_egress_bytes_total", dimensions: [("stream", stream)]))
-        }
-        return all[stream]!.egress
+        return egress
     }
 
     /// Updates the viewer gauges; streams without viewers for a window report 0 once, then drop out.

@@ -55,6 +55,10 @@ public struct TrackConfig: Equatable, Sendable {
     public var codec: String
     /// Rendition name ("720p", "audio", "source").
     public var name: String
+    /// The name of the publisher's own video: ingest's source track, and the transcoder's
+    /// passed-through rendition (the publisher's keyframes, not the ladder's).
+    public static let sourceName = "source"
+    public var isSource: Bool { name == Self.sourceName }
     /// Ticks per second of this track's timestamps.
     public var timescale: UInt32
     public var width: UInt16

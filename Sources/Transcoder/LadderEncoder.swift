@@ -110,7 +110,7 @@ final class LadderEncoder {
             // The source rung is the publisher's own H.264 or HEVC (`hvc1` in the packager; players
             // that cannot decode HEVC skip it by its CODECS); AV1 is transcoded only.
             sourcePassthrough = settings.sourceRung && (codec == .h264 || codec == .hevc)
-                ? TrackConfig(trackID: 0, kind: .video, codec: video.codec, name: "source", timescale: UInt32(Self.videoTimescale),
+                ? TrackConfig(trackID: 0, kind: .video, codec: video.codec, name: TrackConfig.sourceName, timescale: UInt32(Self.videoTimescale),
                               width: video.width, height: video.height, bitrate: video.bitrate, config: video.config)
                 : nil
         }

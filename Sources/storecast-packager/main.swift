@@ -52,9 +52,11 @@ struct PackagerCommand: AsyncParsableCommand {
         let context = try ZMQContext()
         var configuration = PackagerService.Configuration(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget)
         configuration.chunkTarget = chunkTarget
-        guard ["native", "hls.js"].contains(player) else { throw ValidationError("--player is native or hls.js, not \(player).") }
-        if player == "hls.js", hlsjsURL == nil, hlsjsFile == nil { throw ValidationError("--player hls.js needs --hlsjs-url or --hlsjs-file: the page has to load hls.js from somewhere.") }
-        configuration.preferredPlayer = player
+        guard let preferred = PlayerPreference(rawValue: player) else {
+            throw ValidationError("--player is \(PlayerPreference.allCases.map(\.rawValue).joined(separator: " or ")), not \(player).")
+        }
+        if preferred == .hlsJS, hlsjsURL == nil, hlsjsFile == nil { throw ValidationError("--player hls.js needs --hlsjs-url or --hlsjs-file: the page has to load hls.js from somewhere.") }
+        configuration.preferredPlayer = preferred
         configuration.recordingsDirectory = recordingsDir
         configuration.dvrWindow = dvrWindow
         configuration.dvrDirectory = dvrDir

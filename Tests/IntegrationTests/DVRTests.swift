@@ -4,13 +4,20 @@ import Testing
 /// A DVR window longer than the in-memory live window: older segments stay listed and are
 /// served from disk; files that leave the DVR window are deleted.
 @Suite(.serialized) struct DVRTests {
-    @Test func segmentsOlderThanTheLiveWindowPlayFromDisk() async throws {
+    /// A stack whose packager keeps its DVR window in a directory of its own, and a publisher
+    /// live on shop/`stream` for `seconds`.
+    static func publishing(_ stream: String, seconds: Int, packager arguments: [String]) async throws -> (stack: StorecastStack, dvr: URL, publisher: ServiceProcess) {
         let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "dvr")
-        let dir = stack.logDirectory.appendingPathComponent("dvr")
-        try stack.start(packagerArguments: ["--window", "2", "--dvr-window", "8", "--dvr-dir", dir.path])
+        let key = try await stack.provisionStream(tenant: "shop", stream: stream)
+        let dir = stack.logDirectory.appendingPathComponent("dvr-\(stream)")
+        try stack.start(packagerArguments: arguments + ["--dvr-dir", dir.path])
         try await stack.waitUntilReady()
-        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 30, logDirectory: stack.logDirectory)
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: seconds, logDirectory: stack.logDirectory)
+        return (stack, dir, publisher)
+    }
+
+    @Test func segmentsOlderThanTheLiveWindowPlayFromDisk() async throws {
+        let (stack, dir, publisher) = try await Self.publishing("dvr", seconds: 30, packager: ["--window", "2", "--dvr-window", "8"])
         defer { publisher.stop(grace: 1) }
         let base = "\(stack.playbackBase)/live/shop/dvr/360p"
         var playlist = ""
@@ -45,12 +52,7 @@ import Testing
     /// An ended stream stays playable (with ENDLIST) for the retention, then leaves memory and
     /// its DVR files go.
     @Test func anEndedStreamLeavesMemoryAfterTheRetention() async throws {
-        let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "short")
-        let dir = stack.logDirectory.appendingPathComponent("dvr-short")
-        try stack.start(packagerArguments: ["--ended-retention", "4", "--dvr-window", "30", "--dvr-dir", dir.path])
-        try await stack.waitUntilReady()
-        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 5, logDirectory: stack.logDirectory)
+        let (stack, dir, publisher) = try await Self.publishing("short", seconds: 5, packager: ["--ended-retention", "4", "--dvr-window", "30"])
         defer { publisher.stop(grace: 1) }
         let base = "\(stack.playbackBase)/live/shop/short"
         let ended = await StorecastStack.eventually(timeout: .seconds(20)) {

@@ -105,7 +105,11 @@ public enum AMF0 {
                 // avmplus-object-marker: the next value is AMF3.
                 var amf3 = AMF3Decoder(budget: budget)
                 defer { budget = amf3.budget }
-                return try amf3.decode(&reader, depth: depth)
+                let value = try amf3.decode(&reader, depth: depth)
+                // The materialized tree, references expanded, within the same limit as AMF0's own
+                // (a fuzzed input got deeper, so its AMF0 re-encoding did not decode).
+                guard depth + AMF3Decoder.measure(value).height <= maximumDepth else { throw AMF0Error(reason: .tooDeep) }
+                return value
             default:
                 throw AMF0Error(reason: .unsupportedMarker(marker))
             }

@@ -1,3 +1,4 @@
+import Foundation
 import BinaryCoding
 @testable import RTMP
 import StorecastTestSupport
@@ -73,5 +74,22 @@ let amf0Golden: [(name: String, hex: String, value: AMF0Value)] = [
     @Test func nanDateRoundTrips() throws {
         let value = AMF0Value.date(.nan, timezone: 0x0B0B)
         #expect(try AMF0.decodeAll(AMF0.encode([value])) == [value])
+    }
+}
+
+/// Inputs that broke the AMF0 fuzz target's round trip (fuzz/regressions/amf0/): whatever
+/// decodes must encode to bytes that decode to the same values.
+@Suite struct AMF0FuzzInputTests {
+    @Test func regressionInputsRoundTrip() throws {
+        let dir = Fixtures.repositoryRoot().appendingPathComponent("fuzz/regressions/amf0")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        #expect(!files.isEmpty, "regression inputs present")
+        for file in files {
+            let bytes = Array(try Data(contentsOf: dir.appendingPathComponent(file)))
+            guard let values = try? AMF0.decodeAll(bytes) else { continue }
+            let again: [AMF0Value]?
+            do { again = try AMF0.decodeAll(AMF0.encode(values)) } catch { again = nil; Issue.record("\(file): re-decoding failed: \(error)") }
+            #expect(again == values, "\(file): \(values) became \(String(describing: again))")
+        }
     }
 }

@@ -150,9 +150,10 @@ let package = Package(
         .testTarget(
             name: "IngestChannelTests",
             dependencies: [
-                "Ingest", "RTMP", "StorecastWire", "StorecastTestSupport",
+                "Ingest", "RTMP", "StorecastWire", "StorecastTestSupport", "ZeroMQ",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swift6),

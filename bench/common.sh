@@ -33,7 +33,7 @@ publish_all() {  # N url-prefix keyfile; sets $pids
         pids+=($!)
     done
 }
-start_storecast_ingest() {  # N; sets $ingest $drain $conninfo, keys in $out/storecast-keys
+start_storecast_ingest() {  # N [ingest flags…]; sets $ingest $drain $conninfo, keys in $out/storecast-keys
     if [[ -z "${SKIP_BUILD:-}" ]]; then  # SKIP_BUILD=1: use the release binaries already built
         swift build -c release --product storecast >&2
         swift build -c release --product storecast-ingest >&2
@@ -47,7 +47,7 @@ start_storecast_ingest() {  # N; sets $ingest $drain $conninfo, keys in $out/sto
         .build/release/storecast stream create bench "s$i-$(date +%s%N)" --database "$conninfo" | awk '/stream key/ {print $NF}' >> "$out/storecast-keys"
     done
     .build/release/storecast-ingest --database "$conninfo" --rtmp-host 127.0.0.1 --rtmp-port 19351 \
-        --work-endpoint tcp://127.0.0.1:19361 --metrics-endpoint tcp://127.0.0.1:19362 --log-level warning & ingest=$!
+        --work-endpoint tcp://127.0.0.1:19361 --metrics-endpoint tcp://127.0.0.1:19362 --log-level warning "${@:2}" & ingest=$!
     python3 bench/zmq_drain.py tcp://127.0.0.1:19361 & drain=$!
     sleep 2
 }

@@ -3,6 +3,8 @@
 # ZeroMQ consumer draining every unit) against nginx + libnginx-mod-rtmp (HLS off), in one run,
 # with the same N ffmpeg `-c copy` publishers of a 2.5 Mbps H.264/AAC file.
 #   bench/ingest_cpu.sh [PUBLISHERS] [SECONDS]       (default 8 publishers, 60 s)
+# Storecast runs once at its default read pacing and once per value in PACINGS (milliseconds,
+# default "0 10 50"; PACINGS= for none).
 # Needs: nginx libnginx-mod-rtmp ffmpeg postgresql (apt), pyzmq (pip). Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,19 +53,28 @@ done
 kill "${pids[@]}" "${players[@]}" 2>/dev/null; wait "${pids[@]}" "${players[@]}" 2>/dev/null || true
 kill $nginx_master; wait $nginx_master 2>/dev/null || true
 
-# --- storecast-ingest
-start_storecast_ingest "$N"
-publish_all "$N" "rtmp://127.0.0.1:19351/live/" "$out/storecast-keys"
-read -r ingest_ms ingest_bytes < <(measure $ingest)
-alive_ingest=0; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive_ingest=$((alive_ingest + 1)); done
-ingest_rss=$(peak_rss_kb $ingest)
-kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null || true
-stop_storecast_ingest
+# --- storecast-ingest: with its default read pacing, then with each pacing in PACINGS (ms)
+storecast_run() {  # ingest flags…; sets ingest_ms ingest_bytes alive_ingest ingest_rss
+    start_storecast_ingest "$N" "$@"
+    publish_all "$N" "rtmp://127.0.0.1:19351/live/" "$out/storecast-keys"
+    read -r ingest_ms ingest_bytes < <(measure $ingest)
+    alive_ingest=0; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive_ingest=$((alive_ingest + 1)); done
+    ingest_rss=$(peak_rss_kb $ingest)
+    kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null || true
+    stop_storecast_ingest
+}
+sweep=""
+for pacing in ${PACINGS-0 10 50}; do
+    storecast_run --read-pacing-ms "$pacing"; export SKIP_BUILD=1
+    sweep="$sweep $pacing:$ingest_ms"
+done
+storecast_run
 
 mbps=$(python3 -c "print(round($N * 2.5, 1))")
-python3 - "$N" "$SECS" "$mbps" "$nginx_ms" "$nginx_play_ms" "$ingest_ms" "$nginx_rss" "$ingest_rss" "$ingest_bytes" "$alive_nginx" "$alive_ingest" <<'PY'
+python3 - "$N" "$SECS" "$mbps" "$nginx_ms" "$nginx_play_ms" "$ingest_ms" "$nginx_rss" "$ingest_rss" "$ingest_bytes" "$alive_nginx" "$alive_ingest" "$sweep" <<'PY'
 import sys
-n, secs, mbps, nginx_ms, nginx_play_ms, ingest_ms, nginx_rss, ingest_rss, ingest_b, alive_nginx, alive_ingest = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), *map(int, sys.argv[4:])
+n, secs, mbps, nginx_ms, nginx_play_ms, ingest_ms, nginx_rss, ingest_rss, ingest_b, alive_nginx, alive_ingest = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), *map(int, sys.argv[4:12])
+sweep = [tuple(map(int, x.split(":"))) for x in sys.argv[12].split()]
 # CPU per nominal Mbps. rchar (bytes read through read(2)) checks that storecast really took in
 # the nominal rate; nginx reads with recv(2), which rchar does not count, so for it the check is
 # that every publisher was still running at the end.
@@ -77,5 +88,12 @@ print("|---|---|---|---|---|---|---|---|")
 play_text = f"{play:.2f}" if play else "not run"
 play_ratio = f"{r(ingest, play):.2f}x" if play else "—"
 print(f"| {n} | {mbps} | {nginx:.2f} | {play_text} | {ingest:.2f} | **{r(ingest, nginx):.2f}x** | {play_ratio} | {nginx_rss/n/1024:.1f} MiB / {ingest_rss/n/1024:.1f} MiB |")
-print("(CPU figures are ms of CPU per second per ingested Mbps)")
+print("(CPU figures are ms of CPU per second per ingested Mbps; storecast at its default read pacing)")
+if sweep:
+    print()
+    print("| storecast read pacing | storecast-ingest | / nginx (no player) | / nginx (1 player) |")
+    print("|---|---|---|---|")
+    for pacing, ms in sweep:
+        label = f"{pacing} ms" if pacing else "0 (read as bytes arrive)"
+        print(f"| {label} | {per(ms):.2f} | {r(per(ms), nginx):.2f}x | {r(per(ms), play):.2f}x |" if play else f"| {label} | {per(ms):.2f} | {r(per(ms), nginx):.2f}x | — |")
 PY

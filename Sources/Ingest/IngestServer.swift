@@ -6,7 +6,7 @@ import StorecastRuntime
 import Synchronization
 import ZeroMQ
 
-/// `storecast-ingest` as a service: the RTMP listener plus the dispatcher thread.
+/// `storecast-ingest` as a service: the RTMP listener and the dispatcher, on one event loop.
 public final class IngestServer: Service, Sendable {
     public struct Configuration: Sendable {
         public var rtmpHost: String
@@ -18,9 +18,13 @@ public final class IngestServer: Service, Sendable {
         public var packagerEndpoint: String
         public var nodeID: String
         public var liveStreams: LiveStreamTable.Configuration
+        /// How often a publishing connection reads its socket (``ReadPacer``); zero reads as
+        /// bytes arrive (lowest latency, most CPU).
+        public var readPacing: Duration
 
-        public init(rtmpHost: String, rtmpPort: Int, workEndpoint: String, packagerEndpoint: String, nodeID: String, liveStreams: LiveStreamTable.Configuration = .init()) {
+        public init(rtmpHost: String, rtmpPort: Int, workEndpoint: String, packagerEndpoint: String, nodeID: String, liveStreams: LiveStreamTable.Configuration = .init(), readPacing: Duration = ReadPacer.defaultInterval) {
             self.liveStreams = liveStreams
+            self.readPacing = readPacing
             self.rtmpHost = rtmpHost
             self.rtmpPort = rtmpPort
             self.workEndpoint = workEndpoint
@@ -52,18 +56,37 @@ public final class IngestServer: Service, Sendable {
         } catch {
             logger.warning("could not tidy transcoder leases; continuing", metadata: ["error": "\(error)"])
         }
-        let dispatcher = try ZMQActor<DispatchCommand>(name: "ingest-dispatch", tickInterval: .milliseconds(250), onError: { error in
-            logger.error("dispatcher error", metadata: ["error": "\(error)"])
-        }) {
-            try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagers: packagers, ledger: ledger, logger: logger)
+        // One loop carries every connection and the dispatcher: a frame read there goes to
+        // ZeroMQ in the same iteration, without waking another thread.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let pacer = config.readPacing > .zero ? ReadPacer(eventLoop: loop, interval: config.readPacing) : nil
+        let dispatcher: EventLoopZMQActor<WorkDispatcher>
+        do {
+            dispatcher = try await EventLoopZMQActor(on: loop, tickInterval: .milliseconds(250), onError: { error in
+                logger.error("dispatcher error", metadata: ["error": "\(error)"])
+            }) {
+                try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagers: packagers, ledger: ledger, logger: logger)
+            }
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
         }
-        defer { dispatcher.stop() }
+        // The dispatcher's socket closes on the loop, before the loop goes, also after an error.
+        var failure: (any Error)?
+        do { try await serve(on: group, dispatcher: dispatcher, pacer: pacer, packagers: packagers) } catch { failure = error }
+        await dispatcher.stop()
+        try? await group.shutdownGracefully()
+        if let failure { throw failure }
+    }
+
+    private func serve(on group: MultiThreadedEventLoopGroup, dispatcher: EventLoopZMQActor<WorkDispatcher>, pacer: ReadPacer?, packagers: PackagerDirectory) async throws {
+        let (config, logger) = (configuration, self.logger)
         await packagers.refresh()
         let refresher = Task { await packagers.run() }
         defer { refresher.cancel() }
         let gate = PublishGate(catalog: catalog, dispatcher: dispatcher, nodeID: config.nodeID, table: config.liveStreams, logger: logger)
         let connections = ConnectionSet()
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -72,11 +95,11 @@ public final class IngestServer: Service, Sendable {
                 connections.insert(channel)
                 channel.closeFuture.whenComplete { _ in connections.remove(channel) }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(RTMPConnectionHandler(gate: gate, logger: logger))
+                    try channel.pipeline.syncOperations.addHandlers(PacedReadHandler(pacer: pacer), RTMPConnectionHandler(gate: gate, logger: logger))
                 }
             }
             .bind(host: config.rtmpHost, port: config.rtmpPort).get()
-        logger.info("RTMP ingest listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")", "work_endpoint": "\(config.workEndpoint)"])
+        logger.info("RTMP ingest listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")", "work_endpoint": "\(config.workEndpoint)", "read_pacing": "\(config.readPacing)"])
         await withGracefulShutdownHandler {
             try? await server.closeFuture.get()
         } onGracefulShutdown: {
@@ -89,7 +112,6 @@ public final class IngestServer: Service, Sendable {
         try? await Task.sleep(for: .milliseconds(100))
         gate.endAll()
         try? await Task.sleep(for: .milliseconds(300))
-        try? await group.shutdownGracefully()
     }
 }
 

@@ -22,7 +22,7 @@ public struct PublishGrant: Sendable, Equatable {
 }
 
 /// What the RTMP handlers need from the rest of ingest: the key check against PostgreSQL, the
-/// live-stream table (takeover, reconnect window), and the hand-off to the dispatcher thread.
+/// live-stream table (takeover, reconnect window), and the hand-off to the dispatcher.
 public final class PublishGate: Sendable {
     private struct Shared {
         var table: LiveStreamTable
@@ -33,7 +33,7 @@ public final class PublishGate: Sendable {
     private let outbox = Mutex<[(streamID: Int64, message: WireMessage)]>([])
 
     private let catalog: StreamCatalog
-    private let dispatcher: ZMQActor<DispatchCommand>
+    private let dispatcher: EventLoopZMQActor<WorkDispatcher>
     private let nodeID: String
     private let logger: Logger
     private let shared: Mutex<Shared>
@@ -43,7 +43,7 @@ public final class PublishGate: Sendable {
     private let resumedCounter = Counter(label: "storecast_ingest_publish_resumed_total")
     private let takeovers = Counter(label: "storecast_ingest_publish_takeovers_total")
 
-    init(catalog: StreamCatalog, dispatcher: ZMQActor<DispatchCommand>, nodeID: String, table: LiveStreamTable.Configuration, logger: Logger) {
+    init(catalog: StreamCatalog, dispatcher: EventLoopZMQActor<WorkDispatcher>, nodeID: String, table: LiveStreamTable.Configuration, logger: Logger) {
         self.catalog = catalog
         self.dispatcher = dispatcher
         self.nodeID = nodeID
@@ -117,17 +117,17 @@ public final class PublishGate: Sendable {
         return .success(grant)
     }
 
-    /// Queues a message for the dispatcher. Messages forwarded within ``handoffWindow`` go over in
-    /// one batch with one wake-up of the dispatcher thread (a per-message hand-off costs a context
-    /// switch per frame, which dominated ingest's CPU profile).
+    /// Queues a message for the dispatcher. Everything forwarded during one iteration of the loop
+    /// (with read pacing, every paced connection's reads of one tick) goes to ZeroMQ together at
+    /// the end of the iteration, so libzmq's I/O thread wakes once for all of it.
     public func forward(_ message: WireMessage, streamID: Int64, on eventLoop: any EventLoop) {
         let first = outbox.withLock { box -> Bool in
             box.append((streamID, message))
             return box.count == 1
         }
         if first {
-            // Up to `handoffWindow` of frames from every publisher on this loop travel together.
-            eventLoop.scheduleTask(in: Self.handoffWindow) { [self] in flushOutbox() }
+            // Runs after the loop has handled every socket that was ready in this iteration.
+            eventLoop.execute { [self] in flushOutbox() }
         }
     }
 
@@ -141,10 +141,6 @@ public final class PublishGate: Sendable {
             box.removeAll(keepingCapacity: true)
         }
     }
-
-    /// How long frames wait to be handed to the dispatcher thread together: a few milliseconds of
-    /// latency (0.2 % of a 2 s segment) for a fraction of the thread wake-ups.
-    static let handoffWindow: TimeAmount = .milliseconds(5)
 
     /// Media arrived: the connection is alive and its timeline has advanced.
     public func media(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline) {

@@ -108,7 +108,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                 send(context, messages)
                 logger.info("closing RTMP connection", metadata: ["reason": "\(reason)"])
                 // Close once what was written (the error status) has been flushed.
-                context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).whenComplete { _ in
+                context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
                     context.close(promise: nil)
                 }
             }
@@ -133,6 +133,8 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                     continuing: grant.continuing, gap: grant.gap)
                 self.logger[metadataKey: "stream"] = "\(grant.streamName)"
                 self.perform(self.session.publishAuthorized(), context: context)
+                // Media from here on: read it in paced batches (``ReadPacer``).
+                context.triggerUserOutboundEvent(ReadPacing.start, promise: nil)
             case .failure(let rejection):
                 self.perform(self.session.publishRejected(rejection), context: context)
             }

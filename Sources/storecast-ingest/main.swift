@@ -17,6 +17,7 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "ZeroMQ endpoint of the metrics collector.") var metricsEndpoint = "tcp://127.0.0.1:5603"
     @Option(help: "Seconds a dropped publisher has to reconnect and continue its session.") var reconnectWindow: Double = 10
     @Option(help: "Seconds without media after which a new publish of the same key takes over.") var takeoverIdle: Double = 2
+    @Option(help: "Milliseconds between reads of a publishing connection; its bytes wait in the kernel meanwhile, and one wake-up reads every publisher (less CPU for up to this much latency). 0 reads as bytes arrive.") var readPacingMs = ReadPacer.defaultMilliseconds
     @Option(help: "Node name in sessions, logs and metrics.") var node: String?
     @Option(help: "Log level.") var logLevel = "info"
 
@@ -29,7 +30,8 @@ struct IngestCommand: AsyncParsableCommand {
         let server = IngestServer(
             configuration: .init(
                 rtmpHost: rtmpHost, rtmpPort: rtmpPort, workEndpoint: workEndpoint, packagerEndpoint: packagerEndpoint, nodeID: nodeID,
-                liveStreams: .init(reconnectWindow: .milliseconds(Int(reconnectWindow * 1000)), takeoverIdle: .milliseconds(Int(takeoverIdle * 1000)))),
+                liveStreams: .init(reconnectWindow: .milliseconds(Int(reconnectWindow * 1000)), takeoverIdle: .milliseconds(Int(takeoverIdle * 1000))),
+                readPacing: .milliseconds(max(0, readPacingMs))),
             catalog: StreamCatalog(database: database), context: context, logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "ingest", node: nodeID, context: context, logger: logger)
         try await ServiceRunner.run([server, telemetry], logger: logger)

@@ -32,6 +32,16 @@ final class RecordingSink: PublishSink {
     func dropped(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline?) { events.withLock { $0.append("dropped") } }
 }
 
+/// Records the read-pacing switch the RTMP handler sends down the pipeline.
+final class PacingRecorder: ChannelOutboundHandler, Sendable {
+    typealias OutboundIn = NIOAny
+    let started = Mutex(false)
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if case .start? = event as? ReadPacing { started.withLock { $0 = true } }
+        promise?.succeed(())
+    }
+}
+
 /// The channel handler driven through NIO's testing channel with captured publisher bytes,
 /// fed whole, one byte at a time and in random pieces.
 @Suite struct RTMPConnectionHandlerTests {
@@ -47,11 +57,14 @@ final class RecordingSink: PublishSink {
         var events: [String] = []
         var isActive = true
         var handshakeAnswered = false
+        var pacingStarted = false
     }
 
     static func run(_ bytes: [UInt8], feeding: Feeding, accept: Bool) async throws -> Outcome {
         let sink = RecordingSink(accept: accept)
         let channel = NIOAsyncTestingChannel()
+        let pacing = PacingRecorder()
+        try await channel.pipeline.addHandler(pacing)
         try await channel.pipeline.addHandler(RTMPConnectionHandler(gate: sink, logger: Logger(label: "test")))
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 1935)).get()
         var pieces: [[UInt8]]
@@ -73,6 +86,7 @@ final class RecordingSink: PublishSink {
         while let out = try await channel.readOutbound(as: ByteBuffer.self) { outbound += Array(out.readableBytesView) }
         var outcome = Outcome()
         outcome.isActive = channel.isActive
+        outcome.pacingStarted = pacing.started.withLock { $0 }
         outcome.handshakeAnswered = outbound.count > 1 + 2 * 1536 && outbound.first == 3
         // S0 S1 S2, then chunks from the server.
         var decoder = ChunkDecoder()
@@ -102,6 +116,7 @@ final class RecordingSink: PublishSink {
         #expect(o.events.first == "authorize sk_0123456789abcdef0123456789abcdef")
         #expect(o.events.contains("describe 320x240"))
         #expect(o.events.contains("framerate 15"), "ffmpeg's onMetaData framerate: \(o.events)")
+        #expect(o.pacingStarted, "media is read paced once the publish is accepted")
     }
 
     @Test func everyFeedingForwardsTheSameMessages() async throws {
@@ -118,6 +133,7 @@ final class RecordingSink: PublishSink {
         #expect(o.statusCodes == ["NetConnection.Connect.Success", "NetStream.Publish.BadName"])
         #expect(o.forwarded.isEmpty)
         #expect(!o.isActive, "connection closed")
+        #expect(!o.pacingStarted)
     }
 
     @Test func garbageAfterTheHandshakeClosesOnlyThatConnection() async throws {

@@ -1,0 +1,97 @@
+import NIOCore
+import ZeroMQ
+
+/// A ``ZMQActorBody`` run on a NIO event loop instead of a thread of its own: the body, and so
+/// its sockets, live on that loop's thread, and commands posted from the loop are handled at once
+/// (no hand-off, no wake-up of another thread). Only non-blocking ZeroMQ calls may be made there
+/// (`send`/`receive` with `dontWait`); incoming messages are picked up by checking the sockets
+/// after every command and every `pollInterval`, never by a blocking `zmq_poll`.
+///
+/// Ingest's dispatcher runs this way beside the RTMP connections on one loop: frames read in an
+/// iteration of the loop go to ZeroMQ in the same iteration.
+final class EventLoopZMQActor<Body: ZMQActorBody & SendableMetatype>: Sendable {
+    /// What lives on the loop.
+    private final class State {
+        var body: Body?
+        var timer: RepeatedTask?
+        var nextTick: ContinuousClock.Instant
+        init(body: Body, nextTick: ContinuousClock.Instant) {
+            self.body = body
+            self.nextTick = nextTick
+        }
+    }
+
+    let eventLoop: any EventLoop
+    private let state: NIOLoopBoundBox<State>
+    private let onError: @Sendable (any Error) -> Void
+
+    /// Creates the body on the loop (so bind errors are thrown here) and starts the timer that
+    /// checks the sockets every `pollInterval` and ticks the body every `tickInterval`.
+    init(
+        on eventLoop: any EventLoop,
+        tickInterval: Duration = .milliseconds(250),
+        pollInterval: Duration = .milliseconds(50),
+        onError: @escaping @Sendable (any Error) -> Void,
+        makeBody: @escaping @Sendable () throws -> Body
+    ) async throws {
+        self.eventLoop = eventLoop
+        self.onError = onError
+        let clock = ContinuousClock()
+        state = try await eventLoop.submit {
+            NIOLoopBoundBox(State(body: try makeBody(), nextTick: clock.now.advanced(by: tickInterval)), eventLoop: eventLoop)
+        }.get()
+        try await eventLoop.submit { [self] in
+            state.value.timer = eventLoop.scheduleRepeatedTask(initialDelay: .init(pollInterval), delay: .init(pollInterval)) { [self] _ in
+                drainSockets()
+                let now = clock.now
+                guard now >= state.value.nextTick, let body = state.value.body else { return }
+                state.value.nextTick = now.advanced(by: tickInterval)
+                do { try body.tick(now: now) } catch { onError(error) }
+            }
+        }.get()
+    }
+
+    /// Handles `command` now when called on the loop, else queues it there. Commands keep the
+    /// order they were sent in from any one thread.
+    func send(_ command: Body.Command) {
+        if eventLoop.inEventLoop {
+            handle(command)
+        } else {
+            eventLoop.execute { [self] in handle(command) }
+        }
+    }
+
+    private func handle(_ command: Body.Command) {
+        guard let body = state.value.body else { return }  // stopped
+        do { try body.handle(command) } catch { onError(error) }
+        drainSockets()
+    }
+
+    /// Everything queued on the body's sockets, without blocking (at most 256 per socket, so a
+    /// flood cannot hold the loop).
+    private func drainSockets() {
+        guard let body = state.value.body else { return }
+        for socket in body.readableSockets {
+            var drained = 0
+            while drained < 256, socket.hasPendingInput {
+                do {
+                    try body.socketReadable(socket)
+                } catch let error as ZMQError where error.wouldBlock || error.isContextTerminated {
+                    break
+                } catch {
+                    onError(error)
+                }
+                drained += 1
+            }
+        }
+    }
+
+    /// Stops the timer and releases the body on the loop (its sockets close there).
+    func stop() async {
+        try? await eventLoop.submit { [self] in
+            state.value.timer?.cancel()
+            state.value.timer = nil
+            state.value.body = nil
+        }.get()
+    }
+}

@@ -1,0 +1,88 @@
+import NIOCore
+
+/// Read pacing: a publishing connection reads its socket at most once per `interval`, and all
+/// paced connections of a loop read together, on one shared tick.
+///
+/// A phone or OBS writes its stream in many small TCP writes (about 70 a second at 2.5 Mbps);
+/// read as they come, every write wakes the ingest loop, and the wake-up (the scheduler, `epoll`,
+/// the ACK each read sends back) costs more than the bytes. Paced, the kernel buffers the
+/// interval's bytes (2.5 Mbps × 50 ms is 16 KB) and one wake-up reads every connection, then
+/// hands the frames to ZeroMQ in one go. The price is up to `interval` of latency per frame
+/// (25 ms on average at the default, against a PART-HOLD-BACK of 1 s). Intervals shorter than
+/// a publisher's gap between writes (about 13 ms at 30 fps with audio) save nothing: measured
+/// in docs/benchmarks.md. SRS's merged read (`mr`) makes the same trade, at 350 ms.
+///
+/// One pacer per event loop; connections on another loop are not paced.
+public final class ReadPacer: Sendable {
+    public static let defaultMilliseconds = 50
+    public static let defaultInterval: Duration = .milliseconds(defaultMilliseconds)
+
+    let eventLoop: any EventLoop
+    let interval: TimeAmount
+    private let waiting: NIOLoopBoundBox<Waiting>
+
+    private final class Waiting {
+        var contexts: [ChannelHandlerContext] = []
+        var scheduled = false
+    }
+
+    public init(eventLoop: any EventLoop, interval: Duration) {
+        self.eventLoop = eventLoop
+        self.interval = .init(interval)
+        waiting = .makeBoxSendingValue(Waiting(), eventLoop: eventLoop)
+    }
+
+    /// Issues `context.read()` at the next tick (scheduled now if none is).
+    func readAtNextTick(_ context: ChannelHandlerContext) {
+        let waiting = self.waiting.value
+        waiting.contexts.append(context)
+        guard !waiting.scheduled else { return }
+        waiting.scheduled = true
+        eventLoop.assumeIsolated().scheduleTask(in: interval) { [self] in tick() }
+    }
+
+    private func tick() {
+        let waiting = self.waiting.value
+        let due = waiting.contexts
+        waiting.contexts.removeAll(keepingCapacity: true)
+        waiting.scheduled = false
+        for context in due { context.read() }  // a closed channel ignores it
+    }
+}
+
+/// Sent down a connection's pipeline (`triggerUserOutboundEvent`) to switch its read pacing on,
+/// once it publishes: the handshake and commands before that are read as they come.
+public enum ReadPacing: Sendable {
+    case start
+}
+
+/// Holds back a connection's reads until its pacer's next tick, once ``ReadPacing/start`` has
+/// come down the pipeline. Sits next to the head, before the RTMP handler.
+public final class PacedReadHandler: ChannelOutboundHandler {
+    public typealias OutboundIn = NIOAny
+
+    private let pacer: ReadPacer?
+    private var pacing = false
+
+    /// `pacer` nil (or on another loop): reads pass straight through.
+    public init(pacer: ReadPacer?) {
+        self.pacer = pacer
+    }
+
+    public func read(context: ChannelHandlerContext) {
+        if pacing, let pacer, pacer.eventLoop === context.eventLoop {
+            pacer.readAtNextTick(context)
+        } else {
+            context.read()
+        }
+    }
+
+    public func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if case .start? = event as? ReadPacing {
+            pacing = pacer != nil
+            promise?.succeed(())
+        } else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+        }
+    }
+}

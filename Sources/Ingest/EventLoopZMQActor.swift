@@ -1,4 +1,5 @@
 import NIOCore
+import Synchronization
 import ZeroMQ
 
 /// A ``ZMQActorBody`` run on a NIO event loop instead of a thread of its own: the body, and so
@@ -24,6 +25,8 @@ final class EventLoopZMQActor<Body: ZMQActorBody & SendableMetatype>: Sendable {
     let eventLoop: any EventLoop
     private let state: NIOLoopBoundBox<State>
     private let onError: @Sendable (any Error) -> Void
+    /// Set by ``stop()``: later commands are dropped without touching the loop (which may be gone).
+    private let stopped = Atomic<Bool>(false)
 
     /// Creates the body on the loop (so bind errors are thrown here) and starts the timer that
     /// checks the sockets every `pollInterval` and ticks the body every `tickInterval`.
@@ -41,7 +44,8 @@ final class EventLoopZMQActor<Body: ZMQActorBody & SendableMetatype>: Sendable {
             NIOLoopBoundBox(State(body: try makeBody(), nextTick: clock.now.advanced(by: tickInterval)), eventLoop: eventLoop)
         }.get()
         try await eventLoop.submit { [self] in
-            state.value.timer = eventLoop.scheduleRepeatedTask(initialDelay: .init(pollInterval), delay: .init(pollInterval)) { [self] _ in
+            state.value.timer = eventLoop.scheduleRepeatedTask(initialDelay: .init(pollInterval), delay: .init(pollInterval)) { [weak self] _ in
+                guard let self else { return }
                 drainSockets()
                 let now = clock.now
                 guard now >= state.value.nextTick, let body = state.value.body else { return }
@@ -54,6 +58,7 @@ final class EventLoopZMQActor<Body: ZMQActorBody & SendableMetatype>: Sendable {
     /// Handles `command` now when called on the loop, else queues it there. Commands keep the
     /// order they were sent in from any one thread.
     func send(_ command: Body.Command) {
+        if stopped.load(ordering: .relaxed) { return }
         if eventLoop.inEventLoop {
             handle(command)
         } else {
@@ -88,6 +93,7 @@ final class EventLoopZMQActor<Body: ZMQActorBody & SendableMetatype>: Sendable {
 
     /// Stops the timer and releases the body on the loop (its sockets close there).
     func stop() async {
+        if stopped.exchange(true, ordering: .acquiringAndReleasing) { return }
         try? await eventLoop.submit { [self] in
             state.value.timer?.cancel()
             state.value.timer = nil

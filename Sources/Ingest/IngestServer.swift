@@ -100,10 +100,16 @@ public final class IngestServer: Service, Sendable {
             }
             .bind(host: config.rtmpHost, port: config.rtmpPort).get()
         logger.info("RTMP ingest listening", metadata: ["address": "\(server.localAddress.map { "\($0)" } ?? "?")", "work_endpoint": "\(config.workEndpoint)", "read_pacing": "\(config.readPacing)"])
-        await withGracefulShutdownHandler {
-            try? await server.closeFuture.get()
-        } onGracefulShutdown: {
-            logger.info("shutting down: closing the listener and publisher connections")
+        // Graceful shutdown (SIGTERM) and cancellation (another service failed) both close.
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                try? await server.closeFuture.get()
+            } onGracefulShutdown: {
+                logger.info("shutting down: closing the listener and publisher connections")
+                server.close(promise: nil)
+                connections.closeAll()
+            }
+        } onCancel: {
             server.close(promise: nil)
             connections.closeAll()
         }

@@ -29,8 +29,9 @@ public final class PublishGate: Sendable {
         var closers: [Int: @Sendable (String) -> Void] = [:]
     }
 
-    /// Messages forwarded during the current event-loop iteration.
-    private let outbox = Mutex<[(streamID: Int64, message: WireMessage)]>([])
+    /// Messages forwarded during the current iteration of the dispatcher's loop. Only touched on
+    /// that loop, like everything sent to the dispatcher, so what is sent keeps its order.
+    private let outbox: NIOLoopBoundBox<[(streamID: Int64, message: WireMessage)]>
 
     private let catalog: StreamCatalog
     private let dispatcher: EventLoopZMQActor<WorkDispatcher>
@@ -49,6 +50,7 @@ public final class PublishGate: Sendable {
         self.nodeID = nodeID
         self.logger = logger
         self.shared = Mutex(Shared(table: LiveStreamTable(configuration: table)))
+        self.outbox = .makeBoxSendingValue([], eventLoop: dispatcher.eventLoop)
     }
 
     public func authorize(_ request: PublishRequest, remote: String, owner: Int, closer: @escaping @Sendable (String) -> Void) async -> Result<PublishGrant, ServerSessionStateMachine.Rejection> {
@@ -121,25 +123,25 @@ public final class PublishGate: Sendable {
     /// (with read pacing, every paced connection's reads of one tick) goes to ZeroMQ together at
     /// the end of the iteration, so libzmq's I/O thread wakes once for all of it.
     public func forward(_ message: WireMessage, streamID: Int64, on eventLoop: any EventLoop) {
-        let first = outbox.withLock { box -> Bool in
-            box.append((streamID, message))
-            return box.count == 1
+        guard eventLoop === dispatcher.eventLoop else {
+            // Connections live on the dispatcher's loop; anything else hops there first.
+            dispatcher.eventLoop.execute { [self] in forward(message, streamID: streamID, on: dispatcher.eventLoop) }
+            return
         }
-        if first {
+        outbox.value.append((streamID, message))
+        if outbox.value.count == 1 {
             // Runs after the loop has handled every socket that was ready in this iteration.
             eventLoop.execute { [self] in flushOutbox() }
         }
     }
 
-    /// Hands the queued messages to the dispatcher now (also before a stream end, so the end
-    /// never overtakes the stream's last frames).
+    /// Hands the queued messages to the dispatcher now (on its loop; also before a stream end,
+    /// so the end never overtakes the stream's last frames).
     private func flushOutbox() {
-        // Sent while holding the lock, so batches taken by different threads keep their order.
-        outbox.withLock { box in
-            guard !box.isEmpty else { return }
-            dispatcher.send(.mediaBatch(box))
-            box.removeAll(keepingCapacity: true)
-        }
+        guard !outbox.value.isEmpty else { return }
+        let batch = outbox.value
+        outbox.value.removeAll(keepingCapacity: true)
+        dispatcher.send(.mediaBatch(batch))
     }
 
     /// Media arrived: the connection is alive and its timeline has advanced.
@@ -187,9 +189,11 @@ public final class PublishGate: Sendable {
     }
 
     private func end(_ grant: PublishGrant, reason: String) {
-        outbox.withLock { box in
-            if !box.isEmpty { dispatcher.send(.mediaBatch(box)) }
-            box.removeAll(keepingCapacity: true)
+        // The stream's queued frames, then its end, from the dispatcher's loop (an expiring
+        // reconnect window calls this from a task).
+        let dispatcher = self.dispatcher
+        dispatcher.eventLoop.execute { [self] in
+            flushOutbox()
             dispatcher.send(.ended(streamID: grant.streamID, reason: reason))
         }
         let (catalog, logger) = (self.catalog, self.logger)

@@ -176,7 +176,11 @@ final class WorkDispatcher: ZMQActorBody {
         streams[id]?.worker = worker
         ledger?.granted(streamID: id, workerID: worker, replacing: reason)
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "snapshot_units": "\(stream.cache.units.count)"])
-        guard send(.assign(Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile)), to: worker) else { return }
+        // The snapshot may repeat what a previous worker already delivered: the new worker
+        // places extra keyframes up to its end, so the packager continues close to where the
+        // previous one stopped (a freeze of at most 0.1 s, not up to a GOP).
+        let assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: stream.cache.units.last?.dts)
+        guard send(.assign(assignment), to: worker) else { return }
         for message in stream.cache.snapshot { _ = send(message, to: worker) }
     }
 

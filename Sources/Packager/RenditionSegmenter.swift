@@ -288,8 +288,13 @@ public struct RenditionSegmenter: Sendable {
     /// A unit from a worker that took the stream over; `previous` is the held sample.
     private mutating func splice(_ unit: AccessUnit, previous: AccessUnit, into out: inout SegmenterOutput) {
         guard isVideo else {
-            // Audio needs no keyframe: skip what is already here, continue after it.
-            guard unit.dts > previous.dts else { replayedUnitsDropped += 1; return }
+            // Audio needs no keyframe: skip what is already here, continue after it (one splice
+            // however many units are skipped).
+            guard unit.dts > previous.dts else {
+                spliceResume = previous.dts
+                replayedUnitsDropped += 1
+                return
+            }
             spliceResume = nil
             appendInOrder(unit, into: &out)
             return

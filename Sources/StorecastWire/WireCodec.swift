@@ -64,6 +64,7 @@ public enum WireCodec {
             } else {
                 w.u8(0)
             }
+            if let until = a.replayUntil { w.u8(1); w.i64(until) }
         case .release(let id):
             w.i64(id)
         case .telemetry(let t):
@@ -125,7 +126,9 @@ public enum WireCodec {
                     let rungs = try (0..<count).map { _ in TranscodeProfile.Rung(name: try r.string16(), shortSide: try r.u16(), bitrate: try r.u32()) }
                     profile = TranscodeProfile(name: name, rungs: rungs, preset: preset, gopSeconds: gop, lowLatency: lowLatency)
                 }
-                message = .assign(Assignment(streamID: streamID, packagerEndpoint: endpoint, profile: profile))
+                var replayUntil: Int64?
+                if !r.isAtEnd, try r.u8() != 0 { replayUntil = try r.i64() }
+                message = .assign(Assignment(streamID: streamID, packagerEndpoint: endpoint, profile: profile, replayUntil: replayUntil))
             case .release:
                 message = .release(streamID: try r.i64())
             case .telemetry:

@@ -180,10 +180,14 @@ public struct Assignment: Equatable, Sendable {
     public var packagerEndpoint: String
     /// The tenant's or stream's ladder profile; nil: the worker's own settings.
     public var profile: TranscodeProfile?
-    public init(streamID: Int64, packagerEndpoint: String, profile: TranscodeProfile? = nil) {
+    /// Ingest time (ms) of the last unit of the GOP snapshot that follows: units up to it may
+    /// repeat what a previous worker already delivered (schemas/wire.md).
+    public var replayUntil: Int64?
+    public init(streamID: Int64, packagerEndpoint: String, profile: TranscodeProfile? = nil, replayUntil: Int64? = nil) {
         self.streamID = streamID
         self.packagerEndpoint = packagerEndpoint
         self.profile = profile
+        self.replayUntil = replayUntil
     }
 }
 

@@ -60,11 +60,14 @@ final class LadderEncoder {
     private(set) var framesEncoded = 0
     private(set) var decodeErrors = 0
 
-    init(ladder: RenditionLadder, settings: TranscoderSettings) {
+    /// - Parameter replayUntil: ingest time (ms) up to which the input replays a GOP snapshot
+    ///   after a takeover (``Assignment/replayUntil``).
+    init(ladder: RenditionLadder, settings: TranscoderSettings, replayUntil: Int64? = nil) {
         self.ladder = ladder
         self.settings = settings
         self.cadence = KeyframeCadence(gopDuration: settings.gopSeconds, timescale: Self.videoTimescale)
         self.thumbnails = ThumbnailSchedule(interval: settings.thumbnailInterval, timescale: Self.videoTimescale)
+        cadence.replayUntil = replayUntil.map { $0 * Self.videoTimescale / 1000 }
     }
 
     func handle(_ message: WireMessage) throws -> [WireMessage] {

@@ -25,12 +25,12 @@ final class StreamTranscodeJob: Sendable {
     private let maximumQueued: Int
     private let dropped = Counter(label: "storecast_transcoder_units_dropped_total")
 
-    init(streamID: Int64, settings: TranscoderSettings, logger: Logger, emit: @escaping @Sendable (WireMessage) -> Void) {
+    init(streamID: Int64, settings: TranscoderSettings, replayUntil: Int64? = nil, logger: Logger, emit: @escaping @Sendable (WireMessage) -> Void) {
         self.streamID = streamID
         self.maximumQueued = settings.maximumQueuedUnits
         let inbox = self.inbox
         let thread = Thread {
-            let encoder = LadderEncoder(ladder: settings.ladder, settings: settings)
+            let encoder = LadderEncoder(ladder: settings.ladder, settings: settings, replayUntil: replayUntil)
             var frames = CountReporter("storecast_transcoder_frames_encoded_total")
             var decodeErrors = CountReporter("storecast_transcoder_decode_errors_total")
             var slateFrames = CountReporter("storecast_transcoder_slate_frames_total")

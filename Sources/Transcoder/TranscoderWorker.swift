@@ -127,11 +127,11 @@ final class TranscoderWorker: ZMQActorBody {
         if let existing = jobs.removeValue(forKey: assignment.streamID) { existing.job.stop() }
         let endpoint = assignment.packagerEndpoint
         let post = self.post
-        let job = StreamTranscodeJob(streamID: assignment.streamID, settings: settings.applying(assignment.profile), logger: logger) { out in
+        let job = StreamTranscodeJob(streamID: assignment.streamID, settings: settings.applying(assignment.profile), replayUntil: assignment.replayUntil, logger: logger) { out in
             post(.output(endpoint: endpoint, out))
         }
         jobs[assignment.streamID] = (job, endpoint, ObjectIdentifier(link))
-        logger.info("stream assigned", metadata: ["stream": "\(assignment.streamID)", "packager": "\(endpoint)", "ladder_profile": "\(assignment.profile?.name ?? "worker default")"])
+        logger.info("stream assigned", metadata: ["stream": "\(assignment.streamID)", "packager": "\(endpoint)", "ladder_profile": "\(assignment.profile?.name ?? "worker default")", "replay_until_ms": "\(assignment.replayUntil.map(String.init) ?? "-")"])
     }
 
     func handle(_ command: WorkerCommand) throws {

@@ -39,7 +39,7 @@ import Testing
         ([0], 19, 0),
         ([0], 20, 1),
         ([0, 5], 20, 2),      // both waiting reads go on the same tick
-        ([0, 25], 20, 1),     // the second asked after the first tick: waits for its own
+        ([0, 25], 44, 1),     // the second asked after the first tick: waits for its own
         ([0, 25], 45, 2),
     ]
 
@@ -73,6 +73,25 @@ import Testing
         #expect(connections.allSatisfy { $0.1.reads == 0 })
         loop.advanceTime(by: .milliseconds(20 - 9))  // 20 ms after the first read was asked for
         #expect(connections.map(\.1.reads) == [1, 1, 1])
+    }
+
+    @Test func aReadThatFilledItsBufferIsFollowedAtOnce() throws {
+        let loop = EmbeddedEventLoop()
+        let (channel, counter) = try Self.channel(on: loop, pacer: ReadPacer(eventLoop: loop, interval: Self.interval))
+        channel.pipeline.triggerUserOutboundEvent(ReadPacing.start, promise: nil)
+        var full = channel.allocator.buffer(capacity: 64)
+        full.writeBytes([UInt8](repeating: 1, count: full.capacity))
+        #expect(full.writableBytes == 0)
+        try channel.writeInbound(full)
+        channel.read()
+        #expect(counter.reads == 1, "more is probably waiting: read on now")
+        var partial = channel.allocator.buffer(capacity: 64)
+        partial.writeBytes([1, 2, 3])
+        try channel.writeInbound(partial)
+        channel.read()
+        #expect(counter.reads == 1, "caught up: wait for the tick")
+        loop.advanceTime(by: .milliseconds(20))
+        #expect(counter.reads == 2)
     }
 
     @Test func withoutAPacerOrOnAnotherLoopReadsAreNotHeld() throws {

@@ -121,6 +121,7 @@ import Testing
         if let last = s.finish().segment { out.append(last) }
         #expect(out.reduce(0) { $0 + $1.sampleCount } == 300)
         #expect(s.replayedUnitsDropped == 40)
+        #expect(s.splices == 1, "one splice, not one per replayed unit")
         for (a, b) in zip(out, out.dropFirst()) { #expect(a.startTime + a.ticks == b.startTime) }
     }
 }

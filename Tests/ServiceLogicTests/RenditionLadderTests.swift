@@ -57,6 +57,28 @@ import StorecastRuntime
         #expect(decisionsA.filter { $0 }.count == 10)
     }
 
+    /// (replayUntil in frames, keyframe frame indices): 30 fps, 2 s GOP; during a replay a
+    /// keyframe at least every 0.1 s (every third frame) and on the first frame after it, then
+    /// the GOP cadence alone.
+    static let replayTable: [(replayUntilFrame: Int?, keyframes: [Int])] = [
+        (nil, [0, 60]),
+        (0, [0, 1, 60]),
+        (2, [0, 3, 60]),
+        (3, [0, 3, 4, 60]),
+        (12, [0, 3, 6, 9, 12, 13, 60]),
+        (59, [0] + Array(stride(from: 3, through: 57, by: 3)) + [60]),
+        (70, [0] + Array(stride(from: 3, through: 69, by: 3)) + [71]),
+    ]
+
+    @Test(arguments: replayTable.indices)
+    func aReplayGetsAKeyframeEveryTenthOfASecond(_ row: Int) {
+        let (until, expected) = Self.replayTable[row]
+        var cadence = KeyframeCadence(gopDuration: 2, timescale: 90_000)
+        cadence.replayUntil = until.map { Int64($0) * 3000 }
+        let keyframes = (0..<90).filter { cadence.isKeyframe(pts: Int64($0) * 3000) }
+        #expect(keyframes == expected)
+    }
+
     @Test func resetForcesAKeyframe() {
         var c = KeyframeCadence(gopDuration: 2, timescale: 1000)
         let first = c.isKeyframe(pts: 0), second = c.isKeyframe(pts: 100)

@@ -22,6 +22,7 @@ let wireCases: [String: WireMessage] = [
     "assign-with-profile": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", profile: TranscodeProfile(
         name: "mobile", rungs: [.init(name: "720p", shortSide: 720, bitrate: 1_800_000), .init(name: "360p", shortSide: 360, bitrate: 500_000)],
         preset: "veryfast", gopSeconds: 1, lowLatency: true))),
+    "assign-with-replay": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", replayUntil: 123_456)),
     "release": .release(streamID: 42),
     "telemetry": .telemetry(Telemetry(service: "ingest", node: "ingest-a", pid: 1234, uptimeSeconds: 60, exposition: "up 1\n")),
 ]

@@ -24,6 +24,8 @@ vectors = [
     ("assign-with-profile", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([1])
         + s("mobile") + s("veryfast") + bytes([1, 1, 2])
         + s("720p") + struct.pack(">HI", 720, 1800000) + s("360p") + struct.pack(">HI", 360, 500000)),
+    ("assign-with-replay", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([0])
+        + bytes([1]) + struct.pack(">q", 123456)),
     ("release", head(0x13) + struct.pack(">q", 42)),
     ("telemetry", head(0x30) + s("ingest") + s("ingest-a") + struct.pack(">II", 1234, 60) + blob(b"up 1\n")),
 ]

@@ -7,8 +7,9 @@ import NIOCore
 /// read as they come, every write wakes the ingest loop, and the wake-up (the scheduler, `epoll`,
 /// the ACK each read sends back) costs more than the bytes. Paced, the kernel buffers the
 /// interval's bytes (2.5 Mbps × 50 ms is 16 KB) and one wake-up reads every connection, then
-/// hands the frames to ZeroMQ in one go. The price is up to `interval` of latency per frame
-/// (25 ms on average at the default, against a PART-HOLD-BACK of 1 s). Intervals shorter than
+/// hands the frames to ZeroMQ in one go. The price is latency: a frame waits up to `interval`,
+/// and a part's last frame also waits for the next one (measured at the default: 45 ms more
+/// end to end at p50, against a PART-HOLD-BACK of 1 s). Intervals shorter than
 /// a publisher's gap between writes (about 13 ms at 30 fps with audio) save nothing: measured
 /// in docs/benchmarks.md. SRS's merged read (`mr`) makes the same trade, at 350 ms.
 ///

@@ -39,6 +39,32 @@ import Testing
         #expect(await h.stop() == 0)
     }
 
+    /// HaishinKit's exchanges as its sources describe them (``ScriptedPublisher``; no iOS device
+    /// here to capture one), with H.264 and AAC: 1.x sends FCPublish just before publish, echoes
+    /// the Window Acknowledgement Size before the connect result, sends metadata as an AMF0
+    /// object and puts audio and data on one chunk stream; 2.x's metadata ECMA array says it
+    /// has 0 entries.
+    @Test(arguments: [ScriptedPublisher.Shape.haishinKit1, .haishinKit2])
+    func haishinKitShapedPublisherDeliversACompleteStream(_ shape: ScriptedPublisher.Shape) async throws {
+        let h = try await IngestHarness()
+        let video = try await ScriptedMedia.h264(width: 320, height: 240, seconds: 3, directory: h.stack.logDirectory)
+        let audio = try await ScriptedMedia.aac(seconds: 3, directory: h.stack.logDirectory)
+        try await ScriptedPublisher.run(port: h.stack.rtmpPort, key: h.key, frames: ScriptedMedia.interleave(video, audio), shape: shape)
+        let ended = await StorecastStack.eventually(timeout: .seconds(15)) { h.worker.ended }
+        #expect(ended, "the stream ended after closeStream:\n\(h.ingest.log)")
+        let announce = try #require(h.worker.announces.first)
+        let track = try #require(announce.tracks.first { $0.kind == .video })
+        #expect(track.codec == "h264" && track.width == 320 && track.height == 240)
+        #expect(h.worker.announces.last?.tracks.contains { $0.kind == .audio && $0.codec == "aac" } == true, "audio joins once its header came")
+        let frames = h.worker.units(track: .video)
+        #expect(frames.count == video.count - 1, "every frame once (the first tag is the sequence header)")
+        #expect(frames.filter(\.isKeyframe).count == 3, "a keyframe every 30 frames")
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.dts < $1.dts })
+        #expect(h.worker.units(track: .audio).count == audio.count - 1)
+        #expect(h.ingest.log.contains("publish started"))
+        #expect(await h.stop() == 0)
+    }
+
     @Test func audioOnlyPublishIsAnnouncedWithOnlyAnAudioTrack() async throws {
         let h = try await IngestHarness()
         let p = try Publisher.gstreamerRTMP2Sink.start(url: h.rtmpURL, frames: 60, video: false, logDirectory: h.stack.logDirectory)

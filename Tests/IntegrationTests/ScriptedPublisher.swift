@@ -2,14 +2,23 @@ import Foundation
 import MediaFormats
 import RTMP
 
-/// An RTMP publisher that behaves as HaishinKit 2.x does (its RTMPConnection/RTMPStream
-/// sources): plain handshake; `connect` with the Enhanced RTMP `fourCcList`; Set Chunk Size 8192
-/// after the connect result; no releaseStream/FCPublish; `createStream`; `publish` with
-/// transaction 0; `@setDataFrame` on chunk stream 8; audio on 4, video on 5; HEVC as Enhanced
-/// RTMP (`0x90 'hvc1'` sequence start, `0x91`/`0xA1` coded frames). Used where no real publisher
-/// here can send what is under test (ffmpeg 5.1 and GStreamer 1.22 have no Enhanced RTMP).
+/// An RTMP publisher that behaves as HaishinKit does, from its RTMPConnection/RTMPStream/
+/// RTMPChunk sources (no iOS device here to capture one). Used where no real publisher here can
+/// send what is under test (ffmpeg 5.1 and GStreamer 1.22 have no Enhanced RTMP).
+///
+/// - ``Shape/haishinKit2``: plain handshake; `connect` with the Enhanced RTMP `fourCcList`; Set
+///   Chunk Size 8192 after the connect result; no releaseStream/FCPublish; `createStream`;
+///   `publish` with transaction 0; `@setDataFrame` (an ECMA array whose count says 0) on chunk
+///   stream 8; audio on 4, video on 5; HEVC as Enhanced RTMP (`0x90 'hvc1'` sequence start,
+///   `0x91`/`0xA1` coded frames).
+/// - ``Shape/haishinKit1`` (before 1.8.1): no `fourCcList`; the server's Window Acknowledgement
+///   Size echoed before the connect result; `FCPublish` right after the createStream result and
+///   just before `publish` (its flashVer says FMLE), with transaction ids counting on;
+///   `@setDataFrame` as an AMF0 object; audio and data share chunk stream 8, video on 9.
 final class ScriptedPublisher {
     struct Failure: Error, CustomStringConvertible { let description: String }
+
+    enum Shape: Sendable { case haishinKit2, haishinKit1 }
 
     struct Frame {
         var timestamp: UInt32
@@ -74,33 +83,55 @@ final class ScriptedPublisher {
         }
     }
 
-    func publish(app: String, key: String, port: Int, frames: [Frame], realTime: Bool = true) throws {
+    func publish(app: String, key: String, port: Int, frames: [Frame], shape: Shape = .haishinKit2, realTime: Bool = true) throws {
         // Handshake: C1 = time, zeros, random; C2 echoes S1.
         try write([3] + [0, 0, 0, 0, 0, 0, 0, 0] + (0..<1528).map { _ in UInt8.random(in: 0...255) })
         let s0s1s2 = try read(1 + 2 * 1536)
         try write(Array(s0s1s2[1...1536]))
 
-        try send(.command([.string("connect"), .number(1), .object([
+        var properties: [(String, AMF0Value)] = [
             ("app", .string(app)), ("flashVer", .string("FMLE/3.0 (compatible; FMSc/1.0)")), ("swfUrl", .null),
             ("tcUrl", .string("rtmp://127.0.0.1:\(port)/\(app)")), ("fpad", .boolean(false)), ("capabilities", .number(239)),
             ("audioCodecs", .number(1024)), ("videoCodecs", .number(128)), ("videoFunction", .number(1)), ("pageUrl", .null),
-            ("objectEncoding", .number(0)), ("fourCcList", .strictArray([.string("hvc1"), .string("Opus")])),
-            ("videoFourCcInfoMap", .object([("hvc1", .number(3))])), ("capsEx", .number(0)),
-        ])]))
+            ("objectEncoding", .number(0)),
+        ]
+        if shape == .haishinKit2 {
+            properties += [("fourCcList", .strictArray([.string("hvc1"), .string("Opus")])),
+                           ("videoFourCcInfoMap", .object([("hvc1", .number(3))])), ("capsEx", .number(0))]
+        }
+        try send(.command([.string("connect"), .number(1), .object(properties)]))
+        if shape == .haishinKit1 {
+            // 1.x answers the server's Window Acknowledgement Size as soon as it arrives, before
+            // the connect result.
+            try send(.windowAcknowledgementSize(2_500_000))
+        }
         _ = try expect("_result", transaction: 1)
         try send(.setChunkSize(8192))
         encoder.setChunkSize(8192)
         try send(.command([.string("createStream"), .number(2), .null]))
         let created = try expect("_result", transaction: 2)
         let streamID = UInt32(created.last?.numberValue ?? 1)
+        var publishTransaction = 0.0
+        if shape == .haishinKit1 {
+            try send(.command([.string("FCPublish"), .number(3), .null, .string(key)]))
+            publishTransaction = 4
+        }
         try send(RTMPMessage(chunkStreamID: 3, timestamp: 0, typeID: RTMPMessageType.amf0Command.rawValue, messageStreamID: streamID,
-                             payload: AMF0.encode([.string("publish"), .number(0), .null, .string(key), .string("live")])))
+                             payload: AMF0.encode([.string("publish"), .number(publishTransaction), .null, .string(key), .string("live")])))
         while true {
             let status = try expect("onStatus")
             if status.count > 3, status[3]["code"] == .string("NetStream.Publish.Start") { break }
         }
-        try send(RTMPMessage(chunkStreamID: 8, timestamp: 0, typeID: RTMPMessageType.amf0Data.rawValue, messageStreamID: streamID,
-                             payload: AMF0.encode([.string("@setDataFrame"), .string("onMetaData"), .ecmaArray([("duration", .number(0)), ("videocodecid", .number(1_752_589_105))])])))
+        let metadata: [(String, AMF0Value)] = [("duration", .number(0)), ("width", .number(320)), ("framerate", .number(30))]
+        // 2.x writes the ECMA array's count from an empty dictionary: 0, whatever follows.
+        var metadataPayload = AMF0.encode([.string("@setDataFrame"), .string("onMetaData")])
+        switch shape {
+        case .haishinKit2: metadataPayload += [0x08, 0, 0, 0, 0] + AMF0.encode([.object(metadata)]).dropFirst()
+        case .haishinKit1: metadataPayload += AMF0.encode([.object(metadata)])
+        }
+        let audioChunkStream: UInt32 = shape == .haishinKit1 ? 8 : 4
+        let videoChunkStream: UInt32 = shape == .haishinKit1 ? 9 : 5
+        try send(RTMPMessage(chunkStreamID: 8, timestamp: 0, typeID: RTMPMessageType.amf0Data.rawValue, messageStreamID: streamID, payload: metadataPayload))
         let start = Date()
         for frame in frames {
             if realTime {
@@ -108,7 +139,7 @@ final class ScriptedPublisher {
                 let wait = due.timeIntervalSinceNow
                 if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
             }
-            try send(RTMPMessage(chunkStreamID: frame.isVideo ? 5 : 4, timestamp: frame.timestamp,
+            try send(RTMPMessage(chunkStreamID: frame.isVideo ? videoChunkStream : audioChunkStream, timestamp: frame.timestamp,
                                  typeID: frame.isVideo ? RTMPMessageType.video.rawValue : RTMPMessageType.audio.rawValue,
                                  messageStreamID: streamID, payload: frame.payload))
         }
@@ -118,10 +149,10 @@ final class ScriptedPublisher {
     }
 
     /// Runs `publish` on its own thread (blocking sockets stay off the cooperative pool).
-    static func run(port: Int, app: String = "live", key: String, frames: [Frame]) async throws {
+    static func run(port: Int, app: String = "live", key: String, frames: [Frame], shape: Shape = .haishinKit2) async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
-                c.resume(with: Result { try ScriptedPublisher(port: port).publish(app: app, key: key, port: port, frames: frames) })
+                c.resume(with: Result { try ScriptedPublisher(port: port).publish(app: app, key: key, port: port, frames: frames, shape: shape) })
             }
             thread.start()
         }
@@ -156,6 +187,36 @@ enum ScriptedMedia {
         for (i, au) in accessUnits.enumerated() where !au.isEmpty {
             let key = au.contains { (16...21).contains(type($0)) }
             frames.append(.init(timestamp: UInt32(i * 1000 / 30), payload: [key ? 0x91 : 0xA1] + Array("hvc1".utf8) + [0, 0, 0] + NALUnit.lengthPrefixed(au), isVideo: true))
+        }
+        return frames
+    }
+
+    /// H.264 as classic FLV video tags (libx264, a keyframe every 30 frames): the AVC sequence
+    /// header, then a frame every 1/30 s.
+    static func h264(width: Int, height: Int, seconds: Int, directory: URL) async throws -> [ScriptedPublisher.Frame] {
+        let file = directory.appendingPathComponent("source-\(width)x\(height).h264")
+        let (status, output) = try await ServiceProcess.run(try TestEnvironment.which("ffmpeg"), [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(width)x\(height):rate=30", "-t", "\(seconds)",
+            "-c:v", "libx264", "-preset", "ultrafast", "-bf", "0", "-g", "30", "-x264-params", "scenecut=0:aud=1", "-f", "h264", file.path,
+        ])
+        guard status == 0 else { throw TestEnvironment.Failure(description: "x264 failed: \(output)") }
+        let nals = NALUnit.splitAnnexB(Array(try Data(contentsOf: file)))
+        func type(_ n: [UInt8]) -> UInt8 { n[0] & 0x1F }
+        guard let sps = nals.first(where: { type($0) == 7 }), let pps = nals.first(where: { type($0) == 8 }) else {
+            throw TestEnvironment.Failure(description: "no parameter sets in the x264 output")
+        }
+        let avcC = try AVCDecoderConfigurationRecord(sequenceParameterSets: [sps], pictureParameterSets: [pps]).serialized()
+        var frames = [ScriptedPublisher.Frame(timestamp: 0, payload: [0x17, 0x00, 0, 0, 0] + avcC, isVideo: true)]
+        var accessUnits: [[[UInt8]]] = []
+        for nal in nals {
+            if type(nal) == 9 { accessUnits.append([]); continue }  // access unit delimiter
+            if [6, 7, 8].contains(type(nal)) { continue }
+            if accessUnits.isEmpty { accessUnits.append([]) }
+            accessUnits[accessUnits.count - 1].append(nal)
+        }
+        for (i, au) in accessUnits.enumerated() where !au.isEmpty {
+            let key = au.contains { type($0) == 5 }
+            frames.append(.init(timestamp: UInt32(i * 1000 / 30), payload: [key ? 0x17 : 0x27, 0x01, 0, 0, 0] + NALUnit.lengthPrefixed(au), isVideo: true))
         }
         return frames
     }

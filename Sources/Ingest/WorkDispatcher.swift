@@ -178,8 +178,10 @@ final class WorkDispatcher: ZMQActorBody {
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "snapshot_units": "\(stream.cache.units.count)"])
         // The snapshot may repeat what a previous worker already delivered: the new worker
         // places extra keyframes up to its end, so the packager continues close to where the
-        // previous one stopped (a freeze of at most 0.1 s, not up to a GOP).
-        let assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: stream.cache.units.last?.dts)
+        // previous one stopped (a freeze of at most 0.1 s, not up to a GOP). A snapshot that is
+        // just the keyframe (a drain hand-over, a new stream) repeats nothing.
+        let replayUntil = stream.cache.units.count > 1 ? stream.cache.units.last?.dts : nil
+        let assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replayUntil)
         guard send(.assign(assignment), to: worker) else { return }
         for message in stream.cache.snapshot { _ = send(message, to: worker) }
     }

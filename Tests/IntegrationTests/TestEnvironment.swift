@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -45,7 +46,21 @@ enum TestEnvironment {
     }
 
     /// A TCP port nobody listens on right now (bind to 0, read it back, close).
+    /// Ports already handed out in this test process: the kernel may offer a port again once its
+    /// probe socket is closed, and two services of one stack then collide (seen in CI: a
+    /// packager's HTTP and ZeroMQ endpoints got the same port).
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// A port nothing listens on now and that this process has not handed out before.
     static func freePort() throws -> Int {
+        for _ in 0..<100 {
+            let port = try probeFreePort()
+            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+        }
+        throw Failure(description: "cannot find a free port not handed out before")
+    }
+
+    private static func probeFreePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var addr = sockaddr_in()

@@ -7,6 +7,9 @@ public struct GOPCache: Sendable {
     /// A GOP longer than this is cut (a publisher that never sends keyframes must not grow us).
     public static let maximumUnits = 2_000
     public static let maximumBytes = 32 * 1024 * 1024
+    /// A stream without video has no keyframes to start from: its last this many milliseconds
+    /// of audio are kept instead.
+    public static let audioOnlyMilliseconds: Int64 = 2_000
 
     public private(set) var announce: StreamAnnounce?
     public private(set) var units: [AccessUnit] = []
@@ -22,6 +25,13 @@ public struct GOPCache: Sendable {
             if u.trackID == StreamAssembler.videoTrack, u.isKeyframe {
                 units.removeAll(keepingCapacity: true)
                 bytes = 0
+            } else if announce.map({ !$0.tracks.contains { $0.kind == .video } }) ?? false {
+                // Audio only: a sliding window instead of a GOP.
+                let keepFrom = units.firstIndex { $0.dts > u.dts - Self.audioOnlyMilliseconds } ?? units.count
+                if keepFrom > 0 {
+                    bytes -= units[..<keepFrom].reduce(0) { $0 + $1.data.count }
+                    units.removeFirst(keepFrom)
+                }
             }
             // Until the first keyframe nothing is decodable; keep audio only.
             if units.isEmpty, u.trackID == StreamAssembler.videoTrack, !u.isKeyframe { return }
@@ -31,6 +41,19 @@ public struct GOPCache: Sendable {
         default:
             break
         }
+    }
+
+    /// The announce went to a worker: a later consumer gets it without the discontinuity flag
+    /// (the reconnect it marks is already behind the stream; replayed again it would make the
+    /// packager cut a second discontinuity instead of splicing).
+    public mutating func announceDelivered() {
+        announce?.discontinuity = false
+    }
+
+    /// Where a consumer starting from the snapshot catches up with what a previous one may
+    /// already have delivered: the latest presentation time among its video units (ingest ms).
+    public var replayEnd: Int64? {
+        units.lazy.filter { $0.trackID == StreamAssembler.videoTrack }.map { $0.dts + Int64($0.compositionOffset) }.max()
     }
 
     /// Messages that bring a new consumer up to the live edge.

@@ -32,6 +32,8 @@ final class WorkDispatcher: ZMQActorBody {
         var profile: TranscodeProfile?
         /// The packager this session's renditions go to; kept for the session once chosen.
         var packagerEndpoint: String?
+        /// A worker has held the stream: a new lease may repeat what it delivered.
+        var hadWorker = false
     }
 
     private let router: ZMQSocket
@@ -79,7 +81,10 @@ final class WorkDispatcher: ZMQActorBody {
                 logger.info("handing stream over from a draining worker", metadata: ["stream": "\(id)", "from": "\(worker)", "to": "\(next)"])
                 lease(id, to: next, replacing: .workerDraining)
             } else if let worker = streams[id]?.worker {
-                if send(message, to: worker) { unitsForwarded.increment() }
+                if send(message, to: worker) {
+                    unitsForwarded.increment()
+                    if case .streamAnnounce = message { streams[id]?.cache.announceDelivered() }
+                }
             } else {
                 unitsUnassigned.increment()
                 assign(id)
@@ -176,14 +181,17 @@ final class WorkDispatcher: ZMQActorBody {
         streams[id]?.worker = worker
         ledger?.granted(streamID: id, workerID: worker, replacing: reason)
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "snapshot_units": "\(stream.cache.units.count)"])
-        // The snapshot may repeat what a previous worker already delivered: the new worker
-        // places extra keyframes up to its end, so the packager continues close to where the
-        // previous one stopped (a freeze of at most 0.1 s, not up to a GOP). A snapshot that is
-        // just the keyframe (a drain hand-over, a new stream) repeats nothing.
-        let replayUntil = stream.cache.units.count > 1 ? stream.cache.units.last?.dts : nil
+        // After another worker, the snapshot may repeat what it already delivered: the new worker
+        // places extra keyframes up to the snapshot's last picture, so the packager continues
+        // close to where the previous one stopped (a freeze of about 0.1 s, not up to a GOP). In
+        // a drain hand-over that is one extra IDR, which also covers the old worker's last
+        // frames arriving after the new one's first.
+        let replayUntil = stream.hadWorker ? stream.cache.replayEnd : nil
+        streams[id]?.hadWorker = true
         let assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replayUntil)
         guard send(.assign(assignment), to: worker) else { return }
         for message in stream.cache.snapshot { _ = send(message, to: worker) }
+        streams[id]?.cache.announceDelivered()
     }
 
     /// The session's packager: chosen at its first lease by rendezvous hashing over the live

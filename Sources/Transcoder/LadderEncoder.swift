@@ -67,7 +67,7 @@ final class LadderEncoder {
         self.settings = settings
         self.cadence = KeyframeCadence(gopDuration: settings.gopSeconds, timescale: Self.videoTimescale)
         self.thumbnails = ThumbnailSchedule(interval: settings.thumbnailInterval, timescale: Self.videoTimescale)
-        cadence.replayUntil = replayUntil.map { $0 * Self.videoTimescale / 1000 }
+        cadence.replayUntil = replayUntil.map { min(max($0, -(1 << 40)), 1 << 40) * Self.videoTimescale / 1000 }
     }
 
     func handle(_ message: WireMessage) throws -> [WireMessage] {

@@ -62,6 +62,15 @@ import Testing
         #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.dts < $1.dts })
         #expect(h.worker.units(track: .audio).count == audio.count - 1)
         #expect(h.ingest.log.contains("publish started"))
+        // The metadata was read (object in 1.x, ECMA array claiming 0 entries in 2.x).
+        let db = PostgresExecutor(conninfo: h.stack.database)
+        defer { db.shutdown() }
+        var rate: String?
+        _ = try await StorecastStack.eventually(timeout: .seconds(5)) {
+            rate = try await db.execute("SELECT frame_rate FROM sessions ORDER BY id DESC LIMIT 1").value(0, "frame_rate")
+            return rate == "30"
+        }
+        #expect(rate == "30", "onMetaData framerate recorded")
         #expect(await h.stop() == 0)
     }
 

@@ -113,8 +113,9 @@ final class ScriptedPublisher {
         let streamID = UInt32(created.last?.numberValue ?? 1)
         var publishTransaction = 0.0
         if shape == .haishinKit1 {
-            try send(.command([.string("FCPublish"), .number(3), .null, .string(key)]))
-            publishTransaction = 4
+            // The publish was queued first and took transaction 3; FCPublish, written before it, 4.
+            try send(.command([.string("FCPublish"), .number(4), .null, .string(key)]))
+            publishTransaction = 3
         }
         try send(RTMPMessage(chunkStreamID: 3, timestamp: 0, typeID: RTMPMessageType.amf0Command.rawValue, messageStreamID: streamID,
                              payload: AMF0.encode([.string("publish"), .number(publishTransaction), .null, .string(key), .string("live")])))

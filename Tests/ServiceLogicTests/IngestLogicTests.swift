@@ -96,6 +96,38 @@ import Testing
         #expect(cache.units.isEmpty)
     }
 
+    static let audioTrack = TrackConfig(trackID: 2, kind: .audio, codec: "aac", name: "audio", timescale: 1000, sampleRate: 44_100, channels: 1, config: [0x12, 0x08])
+    static let videoTrack = TrackConfig(trackID: 1, kind: .video, codec: "h264", name: "source", timescale: 1000, width: 320, height: 240, config: [1])
+
+    @Test func anAudioOnlyStreamKeepsItsLastTwoSeconds() {
+        var cache = GOPCache()
+        cache.record(.streamAnnounce(StreamAnnounce(streamID: 1, sessionID: 1, tenant: "t", streamName: "s", discontinuity: false, tracks: [Self.audioTrack])))
+        for i in 0..<500 {  // 11.5 s of AAC frames, 23 ms apart
+            cache.record(.accessUnit(AccessUnit(streamID: 1, trackID: 2, flags: 1, sequence: UInt64(i), dts: Int64(i) * 23, compositionOffset: 0, data: [1])))
+        }
+        let newest = Int64(499 * 23)
+        #expect(cache.units.last?.dts == newest)
+        #expect(cache.units.allSatisfy { $0.dts > newest - GOPCache.audioOnlyMilliseconds })
+        #expect(cache.units.count == 87, "every frame later than 2 s before the newest (frames 413...499): \(cache.units.count)")
+        #expect(cache.replayEnd == nil, "no video to replay")
+    }
+
+    @Test func theReplayEndsAtTheLatestVideoPicture() {
+        var cache = GOPCache()
+        cache.record(.streamAnnounce(StreamAnnounce(streamID: 1, sessionID: 1, tenant: "t", streamName: "s", discontinuity: true, tracks: [Self.videoTrack, Self.audioTrack])))
+        let units: [AccessUnit] = [
+            AccessUnit(streamID: 1, trackID: 1, flags: 1, sequence: 1, dts: 1000, compositionOffset: 66, data: [1]),
+            AccessUnit(streamID: 1, trackID: 1, flags: 0, sequence: 2, dts: 1033, compositionOffset: 133, data: [1]),  // shown at 1166
+            AccessUnit(streamID: 1, trackID: 1, flags: 0, sequence: 3, dts: 1066, compositionOffset: 33, data: [1]),
+            AccessUnit(streamID: 1, trackID: 2, flags: 1, sequence: 4, dts: 1300, compositionOffset: 0, data: [1]),   // audio runs ahead
+        ]
+        for u in units { cache.record(.accessUnit(u)) }
+        #expect(cache.replayEnd == 1166)
+        #expect(cache.announce?.discontinuity == true)
+        cache.announceDelivered()
+        #expect(cache.announce?.discontinuity == false, "a replayed announce must not cut a second discontinuity")
+    }
+
     @Test func boundedByUnitCount() {
         var cache = GOPCache()
         cache.record(Self.unit(1, true, 0))

@@ -66,6 +66,13 @@ final class EventLoopZMQActor<Body: ZMQActorBody & SendableMetatype>: Sendable {
         }
     }
 
+    /// Runs `task` on the loop, unless the actor has stopped (the loop may be gone by then: a
+    /// reconnect window that expires during shutdown).
+    func execute(_ task: @escaping @Sendable () -> Void) {
+        if stopped.load(ordering: .relaxed) { return }
+        eventLoop.execute(task)
+    }
+
     private func handle(_ command: Body.Command) {
         guard let body = state.value.body else { return }  // stopped
         do { try body.handle(command) } catch { onError(error) }

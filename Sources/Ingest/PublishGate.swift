@@ -125,7 +125,7 @@ public final class PublishGate: Sendable {
     public func forward(_ message: WireMessage, streamID: Int64, on eventLoop: any EventLoop) {
         guard eventLoop === dispatcher.eventLoop else {
             // Connections live on the dispatcher's loop; anything else hops there first.
-            dispatcher.eventLoop.execute { [self] in forward(message, streamID: streamID, on: dispatcher.eventLoop) }
+            dispatcher.execute { [self] in forward(message, streamID: streamID, on: dispatcher.eventLoop) }
             return
         }
         outbox.value.append((streamID, message))
@@ -192,7 +192,7 @@ public final class PublishGate: Sendable {
         // The stream's queued frames, then its end, from the dispatcher's loop (an expiring
         // reconnect window calls this from a task).
         let dispatcher = self.dispatcher
-        dispatcher.eventLoop.execute { [self] in
+        dispatcher.execute { [self] in
             flushOutbox()
             dispatcher.send(.ended(streamID: grant.streamID, reason: reason))
         }

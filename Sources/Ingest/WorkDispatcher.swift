@@ -4,17 +4,19 @@ import StorecastRuntime
 import StorecastWire
 import ZeroMQ
 
-/// What ingest's connection handlers hand to the dispatcher thread.
+/// What ingest's connection handlers hand to the dispatcher.
 public enum DispatchCommand: Sendable {
     case media(streamID: Int64, WireMessage)
-    /// Everything the event loop produced in one iteration, handed over with one wake-up.
+    /// Everything the connections produced in one loop iteration, handled together (libzmq's I/O
+    /// thread wakes once for it).
     case mediaBatch([(streamID: Int64, message: WireMessage)])
     case ended(streamID: Int64, reason: String)
     /// The stream's ladder profile (nil: the worker's settings), sent when a publish starts.
     case profile(streamID: Int64, TranscodeProfile?)
 }
 
-/// The ZeroMQ side of ingest, on its own thread: a bound ROUTER that transcoder workers connect
+/// The ZeroMQ side of ingest, on the RTMP event loop (``EventLoopZMQActor``; non-blocking calls
+/// only): a bound ROUTER that transcoder workers connect
 /// their DEALERs to. Workers send READY and heartbeats; the dispatcher leases each live stream to
 /// the least-loaded worker, sends it the GOP snapshot and then every unit in order, and moves
 /// the stream to another worker when its worker goes silent or unreachable (the new worker starts

@@ -79,23 +79,11 @@ final class EventLoopZMQActor<Body: ZMQActorBody & SendableMetatype>: Sendable {
         drainSockets()
     }
 
-    /// Everything queued on the body's sockets, without blocking (at most 256 per socket, so a
-    /// flood cannot hold the loop).
+    /// Everything queued on the body's sockets, without blocking (a bounded number per socket,
+    /// so a flood cannot hold the loop).
     private func drainSockets() {
         guard let body = state.value.body else { return }
-        for socket in body.readableSockets {
-            var drained = 0
-            while drained < 256, socket.hasPendingInput {
-                do {
-                    try body.socketReadable(socket)
-                } catch let error as ZMQError where error.wouldBlock || error.isContextTerminated {
-                    break
-                } catch {
-                    onError(error)
-                }
-                drained += 1
-            }
-        }
+        for socket in body.readableSockets { _ = body.drainReadable(socket, onError: onError) }
     }
 
     /// Stops the timer and releases the body on the loop (its sockets close there).

@@ -11,7 +11,11 @@ public struct GOPCache: Sendable {
     /// of audio are kept instead.
     public static let audioOnlyMilliseconds: Int64 = 2_000
 
-    public private(set) var announce: StreamAnnounce?
+    public private(set) var announce: StreamAnnounce? {
+        didSet { audioOnly = announce.map { !$0.tracks.contains { $0.kind == .video } } ?? false }
+    }
+    /// The announced stream has no video (kept with the announce, not worked out per unit).
+    private var audioOnly = false
     public private(set) var units: [AccessUnit] = []
     private var bytes = 0
 
@@ -25,7 +29,7 @@ public struct GOPCache: Sendable {
             if u.trackID == StreamAssembler.videoTrack, u.isKeyframe {
                 units.removeAll(keepingCapacity: true)
                 bytes = 0
-            } else if announce.map({ !$0.tracks.contains { $0.kind == .video } }) ?? false {
+            } else if audioOnly {
                 // Audio only: a sliding window instead of a GOP.
                 let keepFrom = units.firstIndex { $0.dts > u.dts - Self.audioOnlyMilliseconds } ?? units.count
                 if keepFrom > 0 {

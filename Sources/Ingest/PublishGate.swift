@@ -191,7 +191,6 @@ public final class PublishGate: Sendable {
     private func end(_ grant: PublishGrant, reason: String) {
         // The stream's queued frames, then its end, from the dispatcher's loop (an expiring
         // reconnect window calls this from a task).
-        let dispatcher = self.dispatcher
         dispatcher.execute { [self] in
             flushOutbox()
             dispatcher.send(.ended(streamID: grant.streamID, reason: reason))

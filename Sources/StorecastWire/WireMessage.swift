@@ -180,8 +180,8 @@ public struct Assignment: Equatable, Sendable {
     public var packagerEndpoint: String
     /// The tenant's or stream's ladder profile; nil: the worker's own settings.
     public var profile: TranscodeProfile?
-    /// Ingest time (ms) of the last unit of the GOP snapshot that follows: units up to it may
-    /// repeat what a previous worker already delivered (schemas/wire.md).
+    /// Ingest time (ms) of the latest picture in the GOP snapshot that follows: units up to it
+    /// may repeat what a previous worker already delivered (schemas/wire.md).
     public var replayUntil: Int64?
     public init(streamID: Int64, packagerEndpoint: String, profile: TranscodeProfile? = nil, replayUntil: Int64? = nil) {
         self.streamID = streamID

@@ -13,6 +13,28 @@ public protocol ZMQActorBody: AnyObject {
     func tick(now: ContinuousClock.Instant) throws
 }
 
+extension ZMQActorBody {
+    /// Hands what is queued on `socket` to ``socketReadable(_:)`` without blocking, at most
+    /// `maximum` messages (a flood must not starve the owner's other work). Returns false when
+    /// the context was terminated: the owner should stop.
+    public func drainReadable(_ socket: ZMQSocket, maximum: Int = 256, onError: (any Error) -> Void) -> Bool {
+        var drained = 0
+        while drained < maximum, socket.hasPendingInput {
+            do {
+                try socketReadable(socket)
+            } catch let error as ZMQError where error.wouldBlock {
+                break
+            } catch let error as ZMQError where error.isContextTerminated {
+                return false
+            } catch {
+                onError(error)
+            }
+            drained += 1
+        }
+        return true
+    }
+}
+
 /// A dedicated thread owning ZeroMQ sockets, after czmq's `zactor`: other threads talk to it by
 /// posting Sendable commands, which are queued and signalled through an eventfd that `zmq_poll`
 /// watches beside the sockets. Sockets never leave the thread.
@@ -102,21 +124,9 @@ public final class ZMQActor<Command: Sendable>: Sendable {
                     do { try body.handle(command) } catch { onError(error) }
                 }
             }
+            // Drain everything queued on each readable socket before polling again.
             for (index, socket) in sockets.enumerated() where readable[index] {
-                // Drain everything queued on this socket before polling again.
-                var drained = 0
-                repeat {
-                    do {
-                        try body.socketReadable(socket)
-                    } catch let error as ZMQError where error.wouldBlock {
-                        break
-                    } catch let error as ZMQError where error.isContextTerminated {
-                        return
-                    } catch {
-                        onError(error)
-                    }
-                    drained += 1
-                } while drained < 256 && socket.hasPendingInput
+                guard body.drainReadable(socket, onError: onError) else { return }
             }
             if clock.now >= nextTick {
                 nextTick = clock.now.advanced(by: tickInterval)

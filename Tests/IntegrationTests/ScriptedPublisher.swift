@@ -178,13 +178,7 @@ enum ScriptedMedia {
         }
         let hvcC = try HEVCDecoderConfigurationRecord(vps: vps, sps: sps, pps: pps).serialized()
         var frames = [ScriptedPublisher.Frame(timestamp: 0, payload: [0x90] + Array("hvc1".utf8) + hvcC, isVideo: true)]
-        var accessUnits: [[[UInt8]]] = []
-        for nal in nals {
-            if type(nal) == 35 { accessUnits.append([]); continue }  // access unit delimiter
-            if [32, 33, 34].contains(type(nal)) { continue }
-            if accessUnits.isEmpty { accessUnits.append([]) }
-            accessUnits[accessUnits.count - 1].append(nal)
-        }
+        let accessUnits = Self.accessUnits(nals, type: type, delimiter: 35, leavingOut: [32, 33, 34])
         for (i, au) in accessUnits.enumerated() where !au.isEmpty {
             let key = au.contains { (16...21).contains(type($0)) }
             frames.append(.init(timestamp: UInt32(i * 1000 / 30), payload: [key ? 0x91 : 0xA1] + Array("hvc1".utf8) + [0, 0, 0] + NALUnit.lengthPrefixed(au), isVideo: true))
@@ -208,18 +202,25 @@ enum ScriptedMedia {
         }
         let avcC = try AVCDecoderConfigurationRecord(sequenceParameterSets: [sps], pictureParameterSets: [pps]).serialized()
         var frames = [ScriptedPublisher.Frame(timestamp: 0, payload: [0x17, 0x00, 0, 0, 0] + avcC, isVideo: true)]
-        var accessUnits: [[[UInt8]]] = []
-        for nal in nals {
-            if type(nal) == 9 { accessUnits.append([]); continue }  // access unit delimiter
-            if [6, 7, 8].contains(type(nal)) { continue }
-            if accessUnits.isEmpty { accessUnits.append([]) }
-            accessUnits[accessUnits.count - 1].append(nal)
-        }
+        let accessUnits = Self.accessUnits(nals, type: type, delimiter: 9, leavingOut: [6, 7, 8])
         for (i, au) in accessUnits.enumerated() where !au.isEmpty {
             let key = au.contains { type($0) == 5 }
             frames.append(.init(timestamp: UInt32(i * 1000 / 30), payload: [key ? 0x17 : 0x27, 0x01, 0, 0, 0] + NALUnit.lengthPrefixed(au), isVideo: true))
         }
         return frames
+    }
+
+    /// NAL units grouped into access units at each delimiter (NAL type `delimiter`), without the
+    /// types in `leavingOut` (parameter sets, which travel in the sequence header).
+    static func accessUnits(_ nals: [[UInt8]], type: ([UInt8]) -> UInt8, delimiter: UInt8, leavingOut: Set<UInt8>) -> [[[UInt8]]] {
+        var accessUnits: [[[UInt8]]] = []
+        for nal in nals {
+            if type(nal) == delimiter { accessUnits.append([]); continue }
+            if leavingOut.contains(type(nal)) { continue }
+            if accessUnits.isEmpty { accessUnits.append([]) }
+            accessUnits[accessUnits.count - 1].append(nal)
+        }
+        return accessUnits
     }
 
     /// AAC-LC at 44.1 kHz as FLV audio tags (ADTS headers stripped).

@@ -11,8 +11,11 @@ public final class PackageStore: Sendable {
     private struct State {
         var packages: [String: StreamPackage] = [:]
         var versions: [String: UInt64] = [:]
-        /// Blocked requests per stream; `chunks`: also woken by updates that only add chunks.
-        var waiters: [String: [UInt64: (waiter: Waiter, chunks: Bool)]] = [:]
+        /// Blocked requests per stream: `waiters` wake on updates that change playlists or whole
+        /// parts, `chunkWaiters` (streaming a part) on every update, chunks included; kept apart
+        /// so a chunk's update never looks at the crowd waiting on playlists.
+        var waiters: [String: [UInt64: Waiter]] = [:]
+        var chunkWaiters: [String: [UInt64: Waiter]] = [:]
         var nextWaiter: UInt64 = 0
     }
 
@@ -33,11 +36,9 @@ public final class PackageStore: Sendable {
             body(&value)
             s.packages[key] = value  // nil removes it
             s.versions[key, default: 0] &+= 1
-            guard chunksOnly else { return (s.waiters.removeValue(forKey: key) ?? [:]).values.map(\.waiter) }
-            guard let all = s.waiters[key] else { return [] }
-            let streaming = all.filter { $0.value.chunks }
-            s.waiters[key] = streaming.count == all.count ? nil : all.filter { !$0.value.chunks }
-            return streaming.values.map(\.waiter)
+            let streaming = Array((s.chunkWaiters.removeValue(forKey: key) ?? [:]).values)
+            guard !chunksOnly else { return streaming }
+            return streaming + (s.waiters.removeValue(forKey: key) ?? [:]).values
         }
         for w in woken { w.resume() }
     }
@@ -57,7 +58,7 @@ public final class PackageStore: Sendable {
 
     /// Requests blocked right now, across streams.
     public var blockedRequests: Int {
-        state.withLock { $0.waiters.values.reduce(0) { $0 + $1.count } }
+        state.withLock { s in (s.waiters.values.reduce(0) { $0 + $1.count }) + (s.chunkWaiters.values.reduce(0) { $0 + $1.count }) }
     }
 
     /// Returns once `key` is past `version`, or after `timeout`, or when the task is cancelled.
@@ -71,6 +72,12 @@ public final class PackageStore: Sendable {
         }
     }
 
+    private static func remove(_ id: UInt64, of key: String, from waiters: inout [String: [UInt64: Waiter]]) -> Waiter? {
+        let w = waiters[key]?.removeValue(forKey: id)
+        if waiters[key]?.isEmpty == true { waiters[key] = nil }
+        return w
+    }
+
     private func waitUntilChanged(_ key: String, after version: UInt64, chunks: Bool) async {
         let id = state.withLock { s -> UInt64 in
             s.nextWaiter &+= 1
@@ -80,17 +87,13 @@ public final class PackageStore: Sendable {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { s -> Bool in
                     if (s.versions[key] ?? 0) != version || Task.isCancelled { return true }
-                    s.waiters[key, default: [:]][id] = (c, chunks)
+                    if chunks { s.chunkWaiters[key, default: [:]][id] = c } else { s.waiters[key, default: [:]][id] = c }
                     return false
                 }
                 if resumeNow { c.resume() }
             }
         } onCancel: {
-            let w = state.withLock { s -> Waiter? in
-                let w = s.waiters[key]?.removeValue(forKey: id)
-                if s.waiters[key]?.isEmpty == true { s.waiters[key] = nil }
-                return w?.waiter
-            }
+            let w = state.withLock { s in chunks ? Self.remove(id, of: key, from: &s.chunkWaiters) : Self.remove(id, of: key, from: &s.waiters) }
             w?.resume()
         }
     }

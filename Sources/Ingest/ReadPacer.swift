@@ -20,33 +20,25 @@ public final class ReadPacer: Sendable {
 
     let eventLoop: any EventLoop
     let interval: TimeAmount
-    private let waiting: NIOLoopBoundBox<Waiting>
-
-    private final class Waiting {
-        var contexts: [ChannelHandlerContext] = []
-        var scheduled = false
-    }
+    /// Connections whose read waits for the next tick; a tick is scheduled whenever any do.
+    private let waiting: NIOLoopBoundBox<[ChannelHandlerContext]>
 
     public init(eventLoop: any EventLoop, interval: Duration) {
         self.eventLoop = eventLoop
         self.interval = .init(interval)
-        waiting = .makeBoxSendingValue(Waiting(), eventLoop: eventLoop)
+        waiting = .makeBoxSendingValue([], eventLoop: eventLoop)
     }
 
     /// Issues `context.read()` at the next tick (scheduled now if none is).
     func readAtNextTick(_ context: ChannelHandlerContext) {
-        let waiting = self.waiting.value
-        waiting.contexts.append(context)
-        guard !waiting.scheduled else { return }
-        waiting.scheduled = true
+        waiting.value.append(context)
+        guard waiting.value.count == 1 else { return }  // the tick is scheduled already
         eventLoop.assumeIsolated().scheduleTask(in: interval) { [self] in tick() }
     }
 
     private func tick() {
-        let waiting = self.waiting.value
-        let due = waiting.contexts
-        waiting.contexts.removeAll(keepingCapacity: true)
-        waiting.scheduled = false
+        let due = waiting.value
+        waiting.value.removeAll(keepingCapacity: true)
         for context in due { context.read() }  // a closed channel ignores it
     }
 }

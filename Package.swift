@@ -162,6 +162,7 @@ let package = Package(
             dependencies: [
                 "StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "FFmpegCodecs", "MediaFormats", "RTMP", "StorecastTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swift6),
     ]

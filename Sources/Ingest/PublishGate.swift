@@ -155,7 +155,7 @@ public final class PublishGate: Sendable {
         Task { try? await catalog.describeSession(grant.sessionID, videoCodec: video, audioCodec: audio, width: width, height: height) }
     }
 
-    public func declaredFrameRate(_ grant: PublishGrant, _ fps: Double) {
+    public func frameRate(_ grant: PublishGrant, _ fps: Double) {
         let catalog = self.catalog
         Task { try? await catalog.database.execute("UPDATE sessions SET frame_rate = $2 WHERE id = $1", [String(grant.sessionID), String(fps)]) }
     }

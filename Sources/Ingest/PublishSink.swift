@@ -13,8 +13,8 @@ public protocol PublishSink: Sendable {
     func media(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline)
     /// Records codecs and size in the session row.
     func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?)
-    /// The frame rate the encoder declared in onMetaData.
-    func declaredFrameRate(_ grant: PublishGrant, _ fps: Double)
+    /// The frame rate the encoder declared in onMetaData, or as measured when it declared none.
+    func frameRate(_ grant: PublishGrant, _ fps: Double)
     /// The publisher unpublished: the session ends.
     func unpublished(_ grant: PublishGrant, owner: Int)
     /// The connection dropped: the session waits for a reconnect, resuming after `timeline`.

@@ -21,6 +21,8 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     private var grant: PublishGrant?
     private var lastAcknowledged: UInt64 = 0
     private var describedSize: (Int, Int)?
+    /// Measures the frame rate when the metadata declares none.
+    private var frameRate = FrameRateEstimator()
     private var lastReported = ContinuousClock.now - .seconds(1)
     private let gate: any PublishSink
     private var logger: Logger
@@ -98,7 +100,8 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
             case .metadata(let values):
                 // @setDataFrame onMetaData {framerate, …}: the encoder's declared frame rate.
                 if let grant, let properties = values.last, let fps = (properties["framerate"] ?? properties["fps"])?.numberValue, fps > 0, fps < 1000 {
-                    gate.declaredFrameRate(grant, fps)
+                    frameRate.declared()
+                    gate.frameRate(grant, fps)
                 }
             case .unpublished:
                 if let grant { gate.unpublished(grant, owner: owner) }
@@ -152,6 +155,9 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
             switch event {
             case .message(let wire):
                 gate.forward(wire, streamID: grant.streamID, on: eventLoop)
+                if case .accessUnit(let unit) = wire, unit.trackID == StreamAssembler.videoTrack, let fps = frameRate.frame(dts: unit.dts) {
+                    gate.frameRate(grant, fps)
+                }
                 if case .streamAnnounce(let a) = wire, let v = a.tracks.first(where: { $0.kind == .video }), describedSize.map({ $0 != (Int(v.width), Int(v.height)) }) ?? true {
                     describedSize = (Int(v.width), Int(v.height))
                     gate.describe(grant, width: Int(v.width), height: Int(v.height), video: v.codec, audio: a.tracks.first { $0.kind == .audio }?.codec)

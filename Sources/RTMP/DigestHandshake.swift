@@ -47,6 +47,18 @@ public struct DigestHandshake: Sendable {
         return nil
     }
 
+    /// A client's C1 with its digest under the player key (what Flash-era encoders and Larix
+    /// send): time, a non-zero version, random bytes, and the digest where `scheme` puts it.
+    /// Also what an RTMP client of ours (restreaming) would send.
+    public func c1(scheme: Scheme, time: UInt32, version: [UInt8], random: [UInt8]) -> [UInt8] {
+        precondition(version.count == 4 && random.count == HandshakeStateMachine.packetSize - 8, "C1 is time, version and 1528 random bytes")
+        var c1 = time.bigEndianBytes + version + random
+        let offset = scheme.digestOffset(in: c1)
+        let message = Array(c1[..<offset]) + Array(c1[(offset + 32)...])
+        c1.replaceSubrange(offset..<offset + 32, with: hmac(Array(Self.playerKey.prefix(30)), message))
+        return c1
+    }
+
     /// S1 with our digest under the server key, in the client's scheme.
     public func s1(scheme: Scheme, time: UInt32, random: [UInt8]) -> [UInt8] {
         var s1 = time.bigEndianBytes + [0x0D, 0x0E, 0x0A, 0x0D] + random

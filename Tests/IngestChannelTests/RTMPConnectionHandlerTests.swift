@@ -27,7 +27,7 @@ final class RecordingSink: PublishSink {
     func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?) {
         events.withLock { $0.append("describe \(width ?? 0)x\(height ?? 0)") }
     }
-    func declaredFrameRate(_ grant: PublishGrant, _ fps: Double) { events.withLock { $0.append("framerate \(Int(fps))") } }
+    func frameRate(_ grant: PublishGrant, _ fps: Double) { events.withLock { $0.append("framerate \(Int(fps))") } }
     func unpublished(_ grant: PublishGrant, owner: Int) { events.withLock { $0.append("unpublished") } }
     func dropped(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline?) { events.withLock { $0.append("dropped") } }
 }

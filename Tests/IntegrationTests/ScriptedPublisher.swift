@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MediaFormats
 import RTMP
@@ -15,10 +16,18 @@ import RTMP
 ///   Size echoed before the connect result; `FCPublish` right after the createStream result and
 ///   just before `publish` (its flashVer says FMLE), with transaction ids counting on;
 ///   `@setDataFrame` as an AMF0 object; audio and data share chunk stream 8, video on 9.
+/// - ``Shape/larix``: Larix Broadcaster as `LarixTranscriptTests` (RTMPTests) sets out from its
+///   decompiled library and server logs: digest handshake; Set Chunk Size 65535 before
+///   `connect` (AMF0 object without objectEncoding, flashVer "FMLE/3.0 (compatible; Larix/…)");
+///   `createStream`; `publish` with transaction 0 on chunk stream 8; `@setDataFrame` as an
+///   AMF0 object with string codec ids and no frame rate on chunk stream 4; video on 5, audio
+///   on 6. It is strict: a `_result` or `_error` it did not ask for, or a createStream result
+///   other than `_result, 2, null, <number>`, fails the publish as it closes Larix's
+///   connection. How it stops is not in the evidence: it sends deleteStream here.
 final class ScriptedPublisher {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    enum Shape: Sendable { case haishinKit2, haishinKit1 }
+    enum Shape: Sendable { case haishinKit2, haishinKit1, larix }
 
     struct Frame {
         var timestamp: UInt32
@@ -67,7 +76,8 @@ final class ScriptedPublisher {
     private func send(_ message: RTMPMessage) throws { try write(encoder.encode(message)) }
 
     /// Reads server messages until a command named `name` (with `transaction` if given) arrives.
-    private func expect(_ name: String, transaction: Double? = nil) throws -> [AMF0Value] {
+    /// `strict`: any other `_result` or `_error` fails, as it closes Larix's connection.
+    private func expect(_ name: String, transaction: Double? = nil, strict: Bool = false) throws -> [AMF0Value] {
         while true {
             while let m = try decoder.nextMessage() {
                 guard m.type == .amf0Command, let values = try? AMF0.decodeAll(m.payload) else { continue }
@@ -75,6 +85,9 @@ final class ScriptedPublisher {
                     throw Failure(description: "refused: \(values[3]["code"]?.stringValue ?? "?") \(values[3]["description"]?.stringValue ?? "")")
                 }
                 if values.first == .string(name), transaction == nil || values[1] == .number(transaction!) { return values }
+                if strict, values.first == .string("_result") || values.first == .string("_error") {
+                    throw Failure(description: "unknown command \(values[0]) response while waiting for \(name): \(values)")
+                }
             }
             var chunk = [UInt8](repeating: 0, count: 4096)
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -84,10 +97,16 @@ final class ScriptedPublisher {
     }
 
     func publish(app: String, key: String, port: Int, frames: [Frame], shape: Shape = .haishinKit2, realTime: Bool = true) throws {
-        // Handshake: C1 = time, zeros, random; C2 echoes S1.
-        try write([3] + [0, 0, 0, 0, 0, 0, 0, 0] + (0..<1528).map { _ in UInt8.random(in: 0...255) })
+        // Handshake: C1 = time, zeros, random (Larix: a digest C1); C2 echoes S1.
+        let random = (0..<1528).map { _ in UInt8.random(in: 0...255) }
+        let c1 = shape == .larix
+            ? DigestHandshake(hmac: { key, message in Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key))) })
+                .c1(scheme: .offsetAt8, time: 0, version: [0x0A, 0x00, 0x00, 0x01], random: random)
+            : [0, 0, 0, 0, 0, 0, 0, 0] + random
+        try write([3] + c1)
         let s0s1s2 = try read(1 + 2 * 1536)
         try write(Array(s0s1s2[1...1536]))
+        if shape == .larix { return try publishAsLarix(app: app, key: key, port: port, frames: frames, realTime: realTime) }
 
         var properties: [(String, AMF0Value)] = [
             ("app", .string(app)), ("flashVer", .string("FMLE/3.0 (compatible; FMSc/1.0)")), ("swfUrl", .null),
@@ -128,11 +147,51 @@ final class ScriptedPublisher {
         var metadataPayload = AMF0.encode([.string("@setDataFrame"), .string("onMetaData")])
         switch shape {
         case .haishinKit2: metadataPayload += [0x08, 0, 0, 0, 0] + AMF0.encode([.object(metadata)]).dropFirst()
-        case .haishinKit1: metadataPayload += AMF0.encode([.object(metadata)])
+        case .haishinKit1, .larix: metadataPayload += AMF0.encode([.object(metadata)])
         }
         let audioChunkStream: UInt32 = shape == .haishinKit1 ? 8 : 4
         let videoChunkStream: UInt32 = shape == .haishinKit1 ? 9 : 5
         try send(RTMPMessage(chunkStreamID: 8, timestamp: 0, typeID: RTMPMessageType.amf0Data.rawValue, messageStreamID: streamID, payload: metadataPayload))
+        try sendMedia(frames, streamID: streamID, audioChunkStream: audioChunkStream, videoChunkStream: videoChunkStream, realTime: realTime)
+        try send(RTMPMessage(chunkStreamID: 3, timestamp: 0, typeID: RTMPMessageType.amf0Command.rawValue, messageStreamID: streamID,
+                             payload: AMF0.encode([.string("closeStream"), .number(0), .null])))
+        try send(.command([.string("deleteStream"), .number(3), .null, .number(Double(streamID))]))
+    }
+
+    private func publishAsLarix(app: String, key: String, port: Int, frames: [Frame], realTime: Bool) throws {
+        try send(.setChunkSize(65535))
+        encoder.setChunkSize(65535)
+        try send(.command([.string("connect"), .number(1), .object([
+            ("app", .string(app)), ("tcUrl", .string("rtmp://127.0.0.1:\(port)/\(app)")), ("flashVer", .string("FMLE/3.0 (compatible; Larix/1.0.32)")),
+            ("fpad", .boolean(false)), ("capabilities", .number(15)), ("audioCodecs", .number(1028)), ("videoCodecs", .number(128)), ("videoFunction", .number(1)),
+        ])]))
+        _ = try expect("_result", transaction: 1, strict: true)
+        try send(.command([.string("createStream"), .number(2), .null]))
+        let created = try expect("_result", transaction: 2, strict: true)
+        guard created.count == 4, created[2] == .null, let id = created[3].numberValue else {
+            throw Failure(description: "createStream result is not _result, 2, null, <number>: \(created)")
+        }
+        let streamID = UInt32(id)
+        try send(RTMPMessage(chunkStreamID: 8, timestamp: 0, typeID: RTMPMessageType.amf0Command.rawValue, messageStreamID: streamID,
+                             payload: AMF0.encode([.string("publish"), .number(0), .null, .string(key), .string("live")])))
+        while true {
+            let status = try expect("onStatus", strict: true)
+            guard status.count >= 4, status[2] == .null else { throw Failure(description: "onStatus is not onStatus, n, null, {…}: \(status)") }
+            if status[3]["code"] == .string("NetStream.Publish.Start") { break }
+        }
+        try send(RTMPMessage(chunkStreamID: 4, timestamp: 0, typeID: RTMPMessageType.amf0Data.rawValue, messageStreamID: streamID, payload: AMF0.encode([
+            .string("@setDataFrame"), .string("onMetaData"), .object([
+                ("width", .number(320)), ("height", .number(240)), ("videodatarate", .number(500)), ("videocodecid", .string("avc1")),
+                ("audiosamplerate", .number(44100)), ("audiodatarate", .number(128)), ("audiosamplesize", .number(16)),
+                ("stereo", .boolean(false)), ("audiocodecid", .string("mp4a")),
+            ]),
+        ])))
+        try sendMedia(frames, streamID: streamID, audioChunkStream: 6, videoChunkStream: 5, realTime: realTime)
+        try send(RTMPMessage(chunkStreamID: 3, timestamp: 0, typeID: RTMPMessageType.amf0Command.rawValue, messageStreamID: 0,
+                             payload: AMF0.encode([.string("deleteStream"), .number(0), .null, .number(Double(streamID))])))
+    }
+
+    private func sendMedia(_ frames: [Frame], streamID: UInt32, audioChunkStream: UInt32, videoChunkStream: UInt32, realTime: Bool) throws {
         let start = Date()
         for frame in frames {
             if realTime {
@@ -144,9 +203,6 @@ final class ScriptedPublisher {
                                  typeID: frame.isVideo ? RTMPMessageType.video.rawValue : RTMPMessageType.audio.rawValue,
                                  messageStreamID: streamID, payload: frame.payload))
         }
-        try send(RTMPMessage(chunkStreamID: 3, timestamp: 0, typeID: RTMPMessageType.amf0Command.rawValue, messageStreamID: streamID,
-                             payload: AMF0.encode([.string("closeStream"), .number(0), .null])))
-        try send(.command([.string("deleteStream"), .number(3), .null, .number(Double(streamID))]))
     }
 
     /// Runs `publish` on its own thread (blocking sockets stay off the cooperative pool).

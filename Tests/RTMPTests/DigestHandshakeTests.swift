@@ -58,3 +58,20 @@ import Testing
         #expect(Array(out[1537...]) == Array(capture[1...1536]))
     }
 }
+
+@Suite struct DigestC1Tests {
+    /// A C1 we sign validates in its own scheme, and a flipped byte anywhere outside the digest
+    /// breaks it.
+    @Test(arguments: [DigestHandshake.Scheme.offsetAt8, .offsetAt772])
+    func signedC1Validates(_ scheme: DigestHandshake.Scheme) throws {
+        var rng = SeededGenerator(seed: 42)
+        let random = (0..<1528).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let c1 = DigestHandshakeTests.digest.c1(scheme: scheme, time: 0, version: [0x0A, 0x00, 0x00, 0x01], random: random)
+        #expect(c1.count == 1536 && Array(c1[4..<8]) == [0x0A, 0x00, 0x00, 0x01])
+        let found = try #require(DigestHandshakeTests.digest.validate(c1: c1))
+        #expect(found.scheme == scheme)
+        var broken = c1
+        broken[scheme == .offsetAt8 ? 1000 : 20] ^= 0x01
+        #expect(DigestHandshakeTests.digest.validate(c1: broken) == nil)
+    }
+}

@@ -212,3 +212,32 @@ import Testing
         #expect(a.timeline == StreamTimeline(lastDts: 62_500, lastSequence: 1801))
     }
 }
+
+/// The frame rate measured from video timestamps when onMetaData declares none (Larix): each
+/// row is a publisher's true rate, its frames stamped in RTMP's whole milliseconds, and the
+/// estimate given once 2 s of video have been seen.
+@Suite struct FrameRateEstimatorTests {
+    static let cases: [(name: String, fps: Double)] = [
+        ("30 fps", 30), ("29.97 fps (NTSC)", 30_000.0 / 1001), ("25 fps", 25), ("60 fps", 60), ("15 fps (a phone in low light)", 15),
+    ]
+
+    @Test(arguments: cases)
+    func measuresOnceAfterTwoSeconds(_ c: (name: String, fps: Double)) {
+        var estimator = FrameRateEstimator()
+        let origin: Int64 = 5_000  // a continuing session's timeline does not start at 0
+        var estimates: [(at: Int64, fps: Double)] = []
+        for i in 0..<400 {
+            let dts = origin + Int64((Double(i) * 1000 / c.fps).rounded())
+            if let fps = estimator.frame(dts: dts) { estimates.append((dts, fps)) }
+        }
+        #expect(estimates.count == 1, "\(c.name): one estimate, got \(estimates)")
+        #expect(abs((estimates.first?.fps ?? 0) - c.fps) <= 0.02, "\(c.name): \(estimates)")
+        #expect((estimates.first?.at ?? 0) - origin >= FrameRateEstimator.span)
+    }
+
+    @Test func aDeclaredRateIsNotMeasured() {
+        var estimator = FrameRateEstimator()
+        estimator.declared()
+        #expect((0..<200).compactMap { estimator.frame(dts: Int64($0) * 33) }.isEmpty)
+    }
+}

@@ -41,18 +41,38 @@ enum PlayerPage {
           say('Live');
         });
         video.addEventListener('waiting', () => { if (video.currentTime > 0) waitingSince = performance.now(); say('Buffering…'); });
-        // Native playback: wait until the origin has the stream (404 before it is announced; once
-        // announced the origin holds the request until the first segments are ready),
-        // and start over after an error, so a page opened before the seller goes live still plays.
+        // Wait until the origin has the stream: 404 before it is announced; once announced the
+        // origin holds master.m3u8 until every rendition has a whole segment.
         async function waitForStream() {
           while (true) {
-            try { const r = await fetch(src, { cache: 'no-store' }); if (r.ok) return; } catch (e) {}
+            try { const r = await fetch(src, { cache: 'no-store' }); if (r.ok) return await r.text(); } catch (e) {}
             say('Waiting for the stream to start…');
             await new Promise(r => setTimeout(r, 500));
           }
         }
+        // Chromium's native HLS (any browser whose user agent says Chrome/) ignores LL-HLS parts
+        // and starts a live stream at the third whole segment from the end. If it has fetched
+        // every listed segment before it starts playing, it treats the start as resuming a paused
+        // live stream: it drops what it buffered, reloads the playlist and fails
+        // (DEMUXER_ERROR_COULD_NOT_PARSE) unless a newer segment is listed. A show's playlists
+        // are that short for its first GOPs, so there it waits until every listed media playlist
+        // has three whole segments. Other native players (Safari's LL-HLS) start at once.
+        async function waitForChromiumSegments(master) {
+          if (!/Chrome\\//.test(navigator.userAgent)) return;
+          const uris = master.split(/\\r?\\n/).map(l => l.trim()).filter(l => l && !l.startsWith('#'))
+            .concat([...master.matchAll(/URI="([^"]+)"/g)].map(m => m[1]))
+            .map(u => new URL(u, new URL(src, location.href)).href);
+          while (true) {
+            const texts = await Promise.all(uris.map(u => fetch(u, { cache: 'no-store' }).then(r => r.ok ? r.text() : '').catch(() => '')));
+            if (texts.every(t => t.split('#EXTINF').length > 3)) return;
+            say('Starting…');
+            await new Promise(r => setTimeout(r, 250));
+          }
+        }
+        // Native playback, started over after an error, so a page opened before the seller goes
+        // live still plays.
         async function startNative() {
-          await waitForStream();
+          await waitForChromiumSegments(await waitForStream());
           video.src = src;
           video.play().catch(() => say('Press play to start'));
         }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import Packager
 import StorecastWire
 import Testing
@@ -194,4 +195,18 @@ import Testing
 
 enum StreamAssemblerSPS {
     static let baseline320x240: [UInt8] = [0x67, 0x42, 0xC0, 0x0D, 0xD9, 0x01, 0x41, 0xFB, 0x01, 0x10, 0x00, 0x00, 0x03, 0x00, 0x10, 0x00, 0x00, 0x03, 0x03, 0xC0, 0xF1, 0x42, 0xA4, 0x80]
+}
+
+/// The player page's script as the browser gets it: the Swift string literal must not turn the
+/// regular expressions' escapes into raw characters (a raw newline in a JavaScript regex literal
+/// is a syntax error, and the whole page then does nothing).
+@Suite struct PlayerPageTests {
+    @Test func scriptEscapesSurviveTheSwiftLiteral() {
+        let page = PlayerPage.html(title: "t/s", playlistURL: "/live/t/s/master.m3u8", hlsJSURL: nil)
+        #expect(page.contains(#"master.split(/\r?\n/)"#))
+        #expect(page.contains(#"/Chrome\//.test(navigator.userAgent)"#))
+        let script = page[page.range(of: "<script>")!.upperBound..<page.range(of: "</script>", options: .backwards)!.lowerBound]
+        let regexLines = script.split(separator: "\n").filter { $0.contains(".split(/") || $0.contains("matchAll(/") }
+        #expect(regexLines.count == 2 && regexLines.allSatisfy { $0.contains(")") }, "regex literals stay on one line: \(regexLines)")
+    }
 }

@@ -147,8 +147,12 @@ final class PackagingPipeline: ZMQActorBody {
                 publish(last, rendition: oldName, key: key)
                 if track.trackID == stream.referenceVideo { forwardVideoCut(last, timescale: old.track.timescale, in: &stream) }
             }
-            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget, firstSequence: nextSequence(key, track.name))
+            let first = nextSequence(key, track.name)
+            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget, firstSequence: first)
             segmenter.clockAnchor = stream.anchor
+            // A new stream's first segment may end at the transcoder's fast-start keyframe, one
+            // part in at the least (LL-HLS only; plain HLS has no parts: its part target is huge).
+            if first == 1, partTarget < targetDuration { segmenter.firstSegmentMinimum = partTarget }
             if stream.segmenters[track.trackID] != nil || a.discontinuity { segmenter.markDiscontinuity() }
             stream.segmenters[track.trackID] = segmenter
             stream.names[track.trackID] = track.name

@@ -150,6 +150,11 @@ public struct RenditionSegmenter: Sendable {
         self.firstSequence = firstSequence
     }
 
+    /// The shortest first segment (seconds) a video keyframe may close: a stream's first
+    /// segment ends at the transcoder's fast-start keyframe (``KeyframeCadence``) instead of a
+    /// GOP later, so players waiting for the show get a playlist sooner. Nil: as any other.
+    public var firstSegmentMinimum: Double?
+
     /// Set once the stream's first unit arrived; segments then carry a program date-time.
     public var clockAnchor: ClockAnchor?
 
@@ -205,7 +210,8 @@ public struct RenditionSegmenter: Sendable {
         let elapsed = Double(unit.dts - (segmentStart ?? unit.dts)) / Double(track.timescale)
         let cut: Bool
         if isVideo {
-            cut = unit.isKeyframe && elapsed >= targetDuration * Self.minimumSegmentFraction
+            let ordinary = targetDuration * Self.minimumSegmentFraction
+            cut = unit.isKeyframe && elapsed >= (nextSequence == firstSequence ? firstSegmentMinimum ?? ordinary : ordinary)
         } else if followsVideoCuts {
             cut = alignedCut.map { unit.dts >= $0.ticks } ?? (elapsed >= targetDuration * Self.alignedFallback)
         } else {

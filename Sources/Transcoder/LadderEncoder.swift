@@ -65,7 +65,7 @@ final class LadderEncoder {
     init(ladder: RenditionLadder, settings: TranscoderSettings, replayUntil: Int64? = nil) {
         self.ladder = ladder
         self.settings = settings
-        self.cadence = KeyframeCadence(gopDuration: settings.gopSeconds, timescale: Self.videoTimescale)
+        self.cadence = KeyframeCadence(gopDuration: settings.gopSeconds, timescale: Self.videoTimescale, fastStart: settings.fastStart)
         self.thumbnails = ThumbnailSchedule(interval: settings.thumbnailInterval, timescale: Self.videoTimescale)
         cadence.replayUntil = replayUntil.map { min(max($0, -(1 << 40)), 1 << 40) * Self.videoTimescale / 1000 }
     }

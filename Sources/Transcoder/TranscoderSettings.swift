@@ -25,6 +25,12 @@ public struct TranscoderSettings: Sendable, Equatable {
     public var slateImage: [UInt8]?
     /// x264's zerolatency tune.
     public var lowLatency = true
+    /// Seconds after a stream's first keyframe to one extra keyframe in every rung, so the
+    /// packager can close a short first segment (``KeyframeCadence``); nil: none. 1 s is
+    /// PART-HOLD-BACK at the default part target: an LL-HLS player waiting for the show starts
+    /// as soon as the first segment is out, at the distance it wants. Measured shorter (0.6 s),
+    /// hls.js started 0.3 s sooner but stalled once and doubled its target latency.
+    public var fastStart: Double? = 1
     /// Rungs from a ladder profile; replaces the field ladder (and `rungs`) when set.
     public var profileLadder: RenditionLadder?
 

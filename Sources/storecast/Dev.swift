@@ -16,6 +16,7 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "First of three ZeroMQ ports (work, renditions, telemetry).") var zmqBasePort = 5601
     @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
     @Option(help: "x264 preset for the transcoder.") var preset = "veryfast"
+    @Option(help: "The transcoder's fast start in seconds (0: off; see storecast-transcoder --help).") var fastStart: Double = 1
     @Option(help: "Host name printed in URLs.") var publicHost = "127.0.0.1"
     @Flag(help: "Also pass the publisher's H.264 through as a `source` rendition (no transcoding).") var sourceRung = false
     @Option(help: "DVR window in seconds for the packager (0: off); its segments and recordings go under --run-directory.") var dvrWindow: Double = 0
@@ -35,7 +36,7 @@ struct Dev: AsyncParsableCommand {
 
         let bin = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let work = "tcp://127.0.0.1:\(zmqBasePort)", renditions = "tcp://127.0.0.1:\(zmqBasePort + 1)", telemetry = "tcp://127.0.0.1:\(zmqBasePort + 2)"
-        var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", preset]
+        var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", preset, "--fast-start", "\(fastStart)"]
         if !rungs.isEmpty { transcoderArgs += ["--rungs", rungs] }
         if sourceRung { transcoderArgs.append("--source-rung") }
         var packagerArgs = ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)",

@@ -21,6 +21,23 @@ import Testing
         #expect(last?.sequence == 2)
     }
 
+    /// A new stream's first segment ends at the transcoder's fast-start keyframe (frame 18,
+    /// 0.6 s) when the first segment may be that short; later segments keep the GOP, and a
+    /// keyframe that soon in a later segment does not cut.
+    @Test(arguments: [(minimum: 1.0 / 3, durations: [0.6, 1.4, 2.0, 2.0]), (minimum: nil, durations: [2.0, 2.0, 2.0])] as [(minimum: Double?, durations: [Double])])
+    func theFirstSegmentMayEndAtTheFastStartKeyframe(_ c: (minimum: Double?, durations: [Double])) throws {
+        var s = RenditionSegmenter(track: Self.video, targetDuration: 2, firstSequence: 1)
+        s.firstSegmentMinimum = c.minimum
+        var segments: [PackagedSegment] = []
+        for f in 0..<200 {
+            let keyframe = f % 60 == 0 || f == 18 || f == 78  // 78: 0.6 s into the third GOP
+            let unit = AccessUnit(streamID: 1, trackID: 1, flags: keyframe ? 1 : 0, sequence: UInt64(f), dts: Int64(f) * 3000, compositionOffset: 0, data: [UInt8(f & 0xFF)])
+            if let seg = s.append(unit).segment { segments.append(seg) }
+        }
+        #expect(segments.map { ($0.duration * 100).rounded() / 100 } == c.durations)
+        #expect(segments.map(\.sequence) == Array(1...c.durations.count))
+    }
+
     @Test func videoBeforeTheFirstKeyframeIsDropped() {
         var s = RenditionSegmenter(track: Self.video, targetDuration: 2)
         #expect(s.append(AccessUnit(streamID: 1, trackID: 1, flags: 0, sequence: 1, dts: 0, compositionOffset: 0, data: [1])).isEmpty)

@@ -79,6 +79,27 @@ import StorecastRuntime
         #expect(keyframes == expected)
     }
 
+    /// (fast start seconds, first frame's index, keyframe frame indices): 30 fps, 2 s GOP; one
+    /// extra keyframe on the first frame at least that long after the first keyframe unless the
+    /// grid's came sooner, then the grid alone (a stream that starts mid-GOP keeps the grid).
+    static let fastStartTable: [(fastStart: Double?, firstFrame: Int, keyframes: [Int])] = [
+        (nil, 0, [0, 60, 120]),
+        (0.6, 0, [0, 18, 60, 120]),
+        (0.5, 0, [0, 15, 60, 120]),
+        (1.0, 0, [0, 30, 60, 120]),
+        (0.6, 50, [50, 60, 120]),          // the grid's keyframe comes first: no extra one
+        (0.6, 30, [30, 48, 60, 120]),
+        (3.0, 0, [0, 60, 120]),            // longer than a GOP: the grid's keyframe comes first
+    ]
+
+    @Test(arguments: fastStartTable.indices)
+    func fastStartAddsOneEarlyKeyframe(_ row: Int) {
+        let (fast, first, expected) = Self.fastStartTable[row]
+        var cadence = KeyframeCadence(gopDuration: 2, timescale: 90_000, fastStart: fast)
+        let keyframes = (first..<150).filter { cadence.isKeyframe(pts: Int64($0) * 3000) }
+        #expect(keyframes == expected, "fast start \(String(describing: fast)) from frame \(first)")
+    }
+
     @Test func resetForcesAKeyframe() {
         var c = KeyframeCadence(gopDuration: 2, timescale: 1000)
         let first = c.isKeyframe(pts: 0), second = c.isKeyframe(pts: 100)

@@ -17,6 +17,7 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
     @Option(help: "x264 preset for the transcoder.") var preset = "veryfast"
     @Option(help: "The transcoder's fast start in seconds (0: off; see storecast-transcoder --help).") var fastStart: Double = 1
+    @Option(help: "The packager's LL-HLS part target in seconds (0.2 to 0.5; 0: plain HLS).") var partTarget: Double = 1.0 / 3.0
     @Option(help: "Host name printed in URLs.") var publicHost = "127.0.0.1"
     @Flag(help: "Also pass the publisher's H.264 through as a `source` rendition (no transcoding).") var sourceRung = false
     @Option(help: "DVR window in seconds for the packager (0: off); its segments and recordings go under --run-directory.") var dvrWindow: Double = 0
@@ -42,6 +43,7 @@ struct Dev: AsyncParsableCommand {
         var packagerArgs = ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)",
                             "--database", postgres.conninfo, "--public-url", "http://\(publicHost):\(httpPort)"]
         if let hlsjsFile { packagerArgs += ["--hlsjs-file", hlsjsFile] }
+        packagerArgs += ["--part-target", "\(partTarget)"]
         packagerArgs += ["--recordings-dir", runURL.appendingPathComponent("recordings").path]
         if dvrWindow > 0 { packagerArgs += ["--dvr-window", "\(dvrWindow)", "--dvr-dir", runURL.appendingPathComponent("dvr").path] }
         let services: [(String, [String])] = [

@@ -98,7 +98,9 @@ final class PackagingPipeline: ZMQActorBody {
 
     private func announce(_ a: StreamAnnounce) {
         let key = PackageStore.key(tenant: a.tenant, stream: a.streamName)
-        if streams[a.streamID] == nil { recorder?.streamStarted(key: key, tenant: a.tenant, stream: a.streamName) }
+        // A stream this packager has not seen (a show starting, or restarting after it ended).
+        let starting = streams[a.streamID] == nil
+        if starting { recorder?.streamStarted(key: key, tenant: a.tenant, stream: a.streamName) }
         var stream = streams[a.streamID] ?? Stream(key: key, segmenters: [:], names: [:])
         if a.discontinuity {
             // The timeline jumps (publisher reconnect, failover): close every open segment and
@@ -147,12 +149,11 @@ final class PackagingPipeline: ZMQActorBody {
                 publish(last, rendition: oldName, key: key)
                 if track.trackID == stream.referenceVideo { forwardVideoCut(last, timescale: old.track.timescale, in: &stream) }
             }
-            let first = nextSequence(key, track.name)
-            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget, firstSequence: first)
+            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget, firstSequence: nextSequence(key, track.name))
             segmenter.clockAnchor = stream.anchor
-            // A new stream's first segment may end at the transcoder's fast-start keyframe, one
-            // part in at the least (LL-HLS only; plain HLS has no parts: its part target is huge).
-            if first == 1, partTarget < targetDuration { segmenter.firstSegmentMinimum = partTarget }
+            // A starting show's first segments may end at the transcoder's fast-start keyframe
+            // (the passed-through source keeps the publisher's keyframes).
+            if starting, !track.isSource { segmenter.startMinimum = min(partTarget, targetDuration / 6) }
             if stream.segmenters[track.trackID] != nil || a.discontinuity { segmenter.markDiscontinuity() }
             stream.segmenters[track.trackID] = segmenter
             stream.names[track.trackID] = track.name

@@ -56,17 +56,21 @@ enum PlayerPage {
         // live stream: it drops what it buffered, reloads the playlist and fails
         // (DEMUXER_ERROR_COULD_NOT_PARSE) unless a newer segment is listed. A show's playlists
         // are that short for its first GOPs, so there it waits until every listed media playlist
-        // has three whole segments. Other native players (Safari's LL-HLS) start at once.
+        // has three whole segments (polled every 0.5 s, for at most 10 s; a playlist that cannot
+        // be fetched is not waited for). Other native players (Safari's LL-HLS) start at once.
         async function waitForChromiumSegments(master) {
           if (!/Chrome\\//.test(navigator.userAgent)) return;
-          const uris = master.split(/\\r?\\n/).map(l => l.trim()).filter(l => l && !l.startsWith('#'))
-            .concat([...master.matchAll(/URI="([^"]+)"/g)].map(m => m[1]))
-            .map(u => new URL(u, new URL(src, location.href)).href);
-          while (true) {
-            const texts = await Promise.all(uris.map(u => fetch(u, { cache: 'no-store' }).then(r => r.ok ? r.text() : '').catch(() => '')));
-            if (texts.every(t => t.split('#EXTINF').length > 3)) return;
+          // At most 10 s (a show that ends sooner, a playlist that fails), then it starts anyway.
+          for (let round = 0; round < 20; round++) {
+            const uris = master.split(/\\r?\\n/).map(l => l.trim()).filter(l => l && !l.startsWith('#'))
+              .concat([...master.matchAll(/URI="([^"]+)"/g)].map(m => m[1]))
+              .map(u => new URL(u, new URL(src, location.href)).href);
+            const texts = await Promise.all(uris.map(u => fetch(u, { cache: 'no-store' }).then(r => r.ok ? r.text() : null).catch(() => null)));
+            if (texts.every(t => t === null || t.split('#EXTINF').length > 3)) return;
             say('Starting…');
-            await new Promise(r => setTimeout(r, 250));
+            await new Promise(r => setTimeout(r, 500));
+            // Renditions come and go while a show starts (a rung shed under load): read it again.
+            master = await fetch(src, { cache: 'no-store' }).then(r => r.ok ? r.text() : master).catch(() => master);
           }
         }
         // Native playback, started over after an error, so a page opened before the seller goes

@@ -150,10 +150,13 @@ public struct RenditionSegmenter: Sendable {
         self.firstSequence = firstSequence
     }
 
-    /// The shortest first segment (seconds) a video keyframe may close: a stream's first
-    /// segment ends at the transcoder's fast-start keyframe (``KeyframeCadence``) instead of a
-    /// GOP later, so players waiting for the show get a playlist sooner. Nil: as any other.
-    public var firstSegmentMinimum: Double?
+    /// The shortest of the first two segments (seconds) a video keyframe may close: a show's
+    /// first segment ends at the transcoder's fast-start keyframe (``KeyframeCadence``) instead
+    /// of a GOP later, so players waiting for it get a playlist sooner, and the second ends at
+    /// the next GOP keyframe however soon it comes (the fast start is timed from the first
+    /// frame, the GOP grid from the stream clock), so no segment grows past the target. Nil:
+    /// as any other.
+    public var startMinimum: Double?
 
     /// Set once the stream's first unit arrived; segments then carry a program date-time.
     public var clockAnchor: ClockAnchor?
@@ -211,7 +214,7 @@ public struct RenditionSegmenter: Sendable {
         let cut: Bool
         if isVideo {
             let ordinary = targetDuration * Self.minimumSegmentFraction
-            cut = unit.isKeyframe && elapsed >= (nextSequence == firstSequence ? firstSegmentMinimum ?? ordinary : ordinary)
+            cut = unit.isKeyframe && elapsed >= (nextSequence < firstSequence + 2 ? startMinimum ?? ordinary : ordinary)
         } else if followsVideoCuts {
             cut = alignedCut.map { unit.dts >= $0.ticks } ?? (elapsed >= targetDuration * Self.alignedFallback)
         } else {

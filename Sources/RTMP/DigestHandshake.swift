@@ -51,21 +51,22 @@ public struct DigestHandshake: Sendable {
     /// send): time, a non-zero version, random bytes, and the digest where `scheme` puts it.
     /// Also what an RTMP client of ours (restreaming) would send.
     public func c1(scheme: Scheme, time: UInt32, version: [UInt8], random: [UInt8]) -> [UInt8] {
-        precondition(version.count == 4 && random.count == HandshakeStateMachine.packetSize - 8, "C1 is time, version and 1528 random bytes")
-        var c1 = time.bigEndianBytes + version + random
-        let offset = scheme.digestOffset(in: c1)
-        let message = Array(c1[..<offset]) + Array(c1[(offset + 32)...])
-        c1.replaceSubrange(offset..<offset + 32, with: hmac(Array(Self.playerKey.prefix(30)), message))
-        return c1
+        precondition(version.count == 4 && version != [0, 0, 0, 0] && random.count == HandshakeStateMachine.packetSize - 8,
+                     "C1 is time, a non-zero version (a zero one means no digest) and 1528 random bytes")
+        return sign(time.bigEndianBytes + version + random, scheme: scheme, key: Array(Self.playerKey.prefix(30)))
     }
 
     /// S1 with our digest under the server key, in the client's scheme.
     public func s1(scheme: Scheme, time: UInt32, random: [UInt8]) -> [UInt8] {
-        var s1 = time.bigEndianBytes + [0x0D, 0x0E, 0x0A, 0x0D] + random
-        let offset = scheme.digestOffset(in: s1)
-        let message = Array(s1[..<offset]) + Array(s1[(offset + 32)...])
-        s1.replaceSubrange(offset..<offset + 32, with: hmac(Array(Self.serverKey.prefix(36)), message))
-        return s1
+        sign(time.bigEndianBytes + [0x0D, 0x0E, 0x0A, 0x0D] + random, scheme: scheme, key: Array(Self.serverKey.prefix(36)))
+    }
+
+    /// The packet with its digest under `key` written where `scheme` puts it.
+    private func sign(_ packet: [UInt8], scheme: Scheme, key: [UInt8]) -> [UInt8] {
+        var signed = packet
+        let offset = scheme.digestOffset(in: packet)
+        signed.replaceSubrange(offset..<offset + 32, with: hmac(key, Array(packet[..<offset]) + Array(packet[(offset + 32)...])))
+        return signed
     }
 
     /// S2: random bytes signed with a key derived from the client's digest.

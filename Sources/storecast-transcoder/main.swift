@@ -47,7 +47,7 @@ struct TranscoderCommand: AsyncParsableCommand {
         }
         var settings = TranscoderSettings(preset: preset, gopSeconds: gop, encoderThreads: encoderThreads, rungs: chosenRungs, thumbnailInterval: thumbnailInterval)
         settings.slateImage = slate
-        guard fastStart >= 0 else { throw ValidationError("--fast-start is seconds (0 turns it off), got \(fastStart)") }
+        guard fastStart.isFinite, (0...60).contains(fastStart) else { throw ValidationError("--fast-start is 0 (off) to 60 seconds, got \(fastStart)") }
         settings.fastStart = fastStart > 0 ? fastStart : nil
         guard let from = TranscoderSettings.ScaleSource(rawValue: scaleFrom) else { throw ValidationError("--scale-from is rung or source, not \(scaleFrom)") }
         settings.scaleFrom = from

@@ -59,7 +59,7 @@ import Testing
             .send(RTMPMessage(chunkStreamID: 4, timestamp: 0, typeID: RTMPMessageType.amf0Data.rawValue, messageStreamID: stream,
                               payload: AMF0.encode([.string("@setDataFrame"), .string("onMetaData"), .object(metadata)]))),
             // Sequence headers go out with the first frame: AVC (baseline 320x240) and AAC-LC.
-            media(5, .video, 0, [0x17, 0x00, 0, 0, 0] + [0x01, 0x42, 0xC0, 0x0D, 0xFF, 0xE1, 0x00, 0x18] + LarixSPS.baseline320x240 + [0x01, 0x00, 0x04, 0x68, 0xCB, 0x83, 0xCB]),
+            media(5, .video, 0, [0x17, 0x00, 0, 0, 0] + [0x01, 0x42, 0xC0, 0x0D, 0xFF, 0xE1, 0x00, 0x18] + ParameterSetFixtures.baselineSPS320x240 + [0x01, 0x00, 0x04, 0x68, 0xCB, 0x83, 0xCB]),
             media(6, .audio, 0, [0xAF, 0x00, 0x12, 0x10]),
         ]
         // A GOP of 30 frames (a 70 KB keyframe: several 65535-byte chunks) and AAC every 23 ms.
@@ -244,8 +244,4 @@ import Testing
         r.received(.command([.string("onStatus"), .number(0), .null, .object([("level", .string("status"))])], streamID: 2))
         #expect(r.state == .created(1), "status on another message stream is not the publish")
     }
-}
-
-enum LarixSPS {
-    static let baseline320x240: [UInt8] = [0x67, 0x42, 0xC0, 0x0D, 0xD9, 0x01, 0x41, 0xFB, 0x01, 0x10, 0x00, 0x00, 0x03, 0x00, 0x10, 0x00, 0x00, 0x03, 0x03, 0xC0, 0xF1, 0x42, 0xA4, 0x80]
 }

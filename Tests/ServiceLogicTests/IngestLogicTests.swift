@@ -235,6 +235,21 @@ import Testing
         #expect((estimates.first?.at ?? 0) - origin >= FrameRateEstimator.span)
     }
 
+    /// A pause in the first seconds (the app went to the background) and repeated timestamps
+    /// (a clamped step back) do not skew the estimate: 30 fps stays 30.
+    @Test func pausesAndRepeatedTimestampsAreLeftOut() {
+        var estimator = FrameRateEstimator()
+        var dts: Int64 = 0
+        var estimates: [Double] = []
+        for i in 0..<300 {
+            if i == 20 { dts += 3_000 }             // 3 s without video
+            if i % 25 == 0 { dts -= 33 }            // repeated timestamp after normalising
+            if let fps = estimator.frame(dts: dts) { estimates.append(fps) }
+            dts += Int64((Double(i + 1) * 1000 / 30).rounded()) - Int64((Double(i) * 1000 / 30).rounded())
+        }
+        #expect(estimates.count == 1 && abs((estimates.first ?? 0) - 30) <= 0.05, "\(estimates)")
+    }
+
     @Test func aDeclaredRateIsNotMeasured() {
         var estimator = FrameRateEstimator()
         estimator.declared()

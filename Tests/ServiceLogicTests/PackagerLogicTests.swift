@@ -1,5 +1,6 @@
 import Foundation
 @testable import Packager
+import StorecastTestSupport
 import StorecastWire
 import Testing
 
@@ -27,7 +28,7 @@ import Testing
     @Test(arguments: [(minimum: 1.0 / 3, durations: [0.6, 1.4, 2.0, 2.0]), (minimum: nil, durations: [2.0, 2.0, 2.0])] as [(minimum: Double?, durations: [Double])])
     func theFirstSegmentMayEndAtTheFastStartKeyframe(_ c: (minimum: Double?, durations: [Double])) throws {
         var s = RenditionSegmenter(track: Self.video, targetDuration: 2, firstSequence: 1)
-        s.firstSegmentMinimum = c.minimum
+        s.startMinimum = c.minimum
         var segments: [PackagedSegment] = []
         for f in 0..<200 {
             let keyframe = f % 60 == 0 || f == 18 || f == 78  // 78: 0.6 s into the third GOP
@@ -147,7 +148,7 @@ import Testing
 @Suite struct StreamPackageTests {
     static func rendition(_ name: String, kind: TrackKind, segments: Int) throws -> RenditionPackage {
         let config: [UInt8] = kind == .video
-            ? [0x01, 0x42, 0xC0, 0x0D, 0xFF, 0xE1, 0x00, 0x18] + StreamAssemblerSPS.baseline320x240 + [0x01, 0x00, 0x05, 0x68, 0xCB, 0x83, 0xCB, 0x20]
+            ? [0x01, 0x42, 0xC0, 0x0D, 0xFF, 0xE1, 0x00, 0x18] + ParameterSetFixtures.baselineSPS320x240 + [0x01, 0x00, 0x05, 0x68, 0xCB, 0x83, 0xCB, 0x20]
             : [0x12, 0x08]
         var r = try RenditionPackage(track: TrackConfig(trackID: kind == .video ? 1 : 2, kind: kind, codec: kind == .video ? "h264" : "aac", name: name, timescale: kind == .video ? 90_000 : 44_100, width: 320, height: 240, bitrate: 400_000, sampleRate: 44_100, channels: 1, config: config))
         r.segments = (0..<segments).map { PackagedSegment(sequence: $0, duration: 2, bytes: [0, 0, 0, 8, 0x6D, 0x64, 0x61, 0x74], discontinuity: false, sampleCount: 60) }
@@ -208,10 +209,6 @@ import Testing
         #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:4"))
         #expect(text.contains("#EXT-X-DISCONTINUITY\n#EXTINF:3.60000,\nseg-5.m4s"))
     }
-}
-
-enum StreamAssemblerSPS {
-    static let baseline320x240: [UInt8] = [0x67, 0x42, 0xC0, 0x0D, 0xD9, 0x01, 0x41, 0xFB, 0x01, 0x10, 0x00, 0x00, 0x03, 0x00, 0x10, 0x00, 0x00, 0x03, 0x03, 0xC0, 0xF1, 0x42, 0xA4, 0x80]
 }
 
 /// The player page's script as the browser gets it: the Swift string literal must not turn the

@@ -11,6 +11,9 @@ public struct DigestHandshake: Sendable {
     public static let playerKey: [UInt8] = Array("Genuine Adobe Flash Player 001".utf8) + sharedTail
     /// "Genuine Adobe Flash Media Server 001" followed by the shared tail (68 bytes).
     public static let serverKey: [UInt8] = Array("Genuine Adobe Flash Media Server 001".utf8) + sharedTail
+    /// What C1 digests are made with (the player key's text part) and S1's (the server key's).
+    static let playerDigestKey = Array(playerKey.prefix(30))
+    static let serverDigestKey = Array(serverKey.prefix(36))
     static let sharedTail: [UInt8] = [
         0xF0, 0xEE, 0xC2, 0x4A, 0x80, 0x68, 0xBE, 0xE8, 0x2E, 0x00, 0xD0, 0xD1, 0x02, 0x9E, 0x7E, 0x57,
         0x6E, 0xEC, 0x5D, 0x2D, 0x29, 0x80, 0x6F, 0xAB, 0x93, 0xB8, 0xE6, 0x36, 0xCF, 0xEB, 0x31, 0xAE,
@@ -41,8 +44,7 @@ public struct DigestHandshake: Sendable {
         for scheme in [Scheme.offsetAt772, .offsetAt8] {
             let offset = scheme.digestOffset(in: c1)
             let digest = Array(c1[offset..<offset + 32])
-            let message = Array(c1[..<offset]) + Array(c1[(offset + 32)...])
-            if hmac(Array(Self.playerKey.prefix(30)), message) == digest { return (scheme, digest) }
+            if self.digest(of: c1, at: offset, key: Self.playerDigestKey) == digest { return (scheme, digest) }
         }
         return nil
     }
@@ -53,20 +55,25 @@ public struct DigestHandshake: Sendable {
     public func c1(scheme: Scheme, time: UInt32, version: [UInt8], random: [UInt8]) -> [UInt8] {
         precondition(version.count == 4 && version != [0, 0, 0, 0] && random.count == HandshakeStateMachine.packetSize - 8,
                      "C1 is time, a non-zero version (a zero one means no digest) and 1528 random bytes")
-        return sign(time.bigEndianBytes + version + random, scheme: scheme, key: Array(Self.playerKey.prefix(30)))
+        return sign(time.bigEndianBytes + version + random, scheme: scheme, key: Self.playerDigestKey)
     }
 
     /// S1 with our digest under the server key, in the client's scheme.
     public func s1(scheme: Scheme, time: UInt32, random: [UInt8]) -> [UInt8] {
-        sign(time.bigEndianBytes + [0x0D, 0x0E, 0x0A, 0x0D] + random, scheme: scheme, key: Array(Self.serverKey.prefix(36)))
+        sign(time.bigEndianBytes + [0x0D, 0x0E, 0x0A, 0x0D] + random, scheme: scheme, key: Self.serverDigestKey)
     }
 
     /// The packet with its digest under `key` written where `scheme` puts it.
     private func sign(_ packet: [UInt8], scheme: Scheme, key: [UInt8]) -> [UInt8] {
         var signed = packet
         let offset = scheme.digestOffset(in: packet)
-        signed.replaceSubrange(offset..<offset + 32, with: hmac(key, Array(packet[..<offset]) + Array(packet[(offset + 32)...])))
+        signed.replaceSubrange(offset..<offset + 32, with: digest(of: packet, at: offset, key: key))
         return signed
+    }
+
+    /// HMAC-SHA256 under `key` of the packet without the 32 digest bytes at `offset`.
+    private func digest(of packet: [UInt8], at offset: Int, key: [UInt8]) -> [UInt8] {
+        hmac(key, Array(packet[..<offset]) + Array(packet[(offset + 32)...]))
     }
 
     /// S2: random bytes signed with a key derived from the client's digest.

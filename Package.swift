@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(name: "FMP4Tests", dependencies: ["FMP4", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "StorecastTestSupport"], swiftSettings: swift6),
-        .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
+        .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "BinaryCoding", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "ServiceLogicTests",
             dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "StorecastWire", "StorecastRuntime", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport"],

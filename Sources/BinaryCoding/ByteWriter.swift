@@ -25,10 +25,17 @@ public struct ByteWriter: Sendable {
     }
 
     public mutating func uintBE(_ v: UInt64, _ count: Int) {
-        for i in stride(from: count - 1, through: 0, by: -1) { bytes.append(UInt8(truncatingIfNeeded: v >> (UInt64(i) * 8))) }
+        precondition((0...8).contains(count), "a big-endian integer of at most 8 bytes")
+        withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0[(8 - count)...]) }
     }
 
-    public mutating func append<C: Collection<UInt8>>(_ data: C) { bytes.append(contentsOf: data) }
+    /// Bytes as they are. The concrete overloads copy in one go; the generic one (any other
+    /// collection) goes through an array, since generic code called from another module is not
+    /// specialised and would copy byte by byte.
+    public mutating func append(_ data: [UInt8]) { bytes.append(contentsOf: data) }
+    public mutating func append(_ data: ArraySlice<UInt8>) { bytes.append(contentsOf: data) }
+    public mutating func append(_ data: UnsafeRawBufferPointer) { bytes.append(contentsOf: data) }
+    public mutating func append<C: Collection<UInt8>>(_ data: C) { bytes.append(contentsOf: Array(data)) }
 
     public mutating func string16(_ s: String) {
         let utf8 = Array(s.utf8)

@@ -63,7 +63,10 @@ public final class IngestServer: Service, Sendable {
         let pacer = config.readPacing > .zero ? ReadPacer(eventLoop: loop, interval: config.readPacing) : nil
         let dispatcher: EventLoopZMQActor<WorkDispatcher>
         do {
-            dispatcher = try await EventLoopZMQActor(on: loop, tickInterval: .milliseconds(250), onError: { error in
+            // Workers only send READY and a heartbeat a second, and the socket is also read after
+            // every batch of media: checking it with the 250 ms tick is enough, and an idle
+            // ingest wakes 4 times a second for it instead of 20.
+            dispatcher = try await EventLoopZMQActor(on: loop, tickInterval: .milliseconds(250), pollInterval: .milliseconds(250), onError: { error in
                 logger.error("dispatcher error", metadata: ["error": "\(error)"])
             }) {
                 try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagers: packagers, ledger: ledger, logger: logger)

@@ -52,12 +52,11 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var buffer = unwrapInboundIn(data)
-        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        bytesIn.increment(by: bytes.count)
+        let buffer = unwrapInboundIn(data)
+        bytesIn.increment(by: buffer.readableBytes)
         do {
             if !handshakeDone {
-                for action in try handshake.feed(bytes) {
+                for action in try handshake.feed(Array(buffer.readableBytesView)) {
                     switch action {
                     case .send(let out): write(context, out)
                     case .complete(let leftover):
@@ -68,7 +67,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                     }
                 }
             } else {
-                decoder.feed(bytes)
+                buffer.withUnsafeReadableBytes { decoder.feed($0) }
             }
             while handshakeDone, let message = try decoder.nextMessage() {
                 perform(session.received(message), context: context)

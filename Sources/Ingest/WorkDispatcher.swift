@@ -46,6 +46,18 @@ final class WorkDispatcher: ZMQActorBody {
     private let clock = ContinuousClock()
     private var registry = WorkerRegistry()
     private var streams: [Int64: Stream] = [:]
+    /// What this turn queued for each worker, and in which order the workers were first sent to.
+    private struct Outgoing {
+        var batch = WireBatchWriter()
+        /// Units and announces in the batch (the forwarded-units counter).
+        var media = 0
+        var announced: [Int64] = []
+    }
+    private var outgoing: [String: Outgoing] = [:]
+    private static let defaultBatchCapacity = 4096
+    /// Buffer size for a worker's batch opened in this turn.
+    private var batchCapacity = defaultBatchCapacity
+    private var outgoingOrder: [String] = []
 
     private let unitsForwarded = Counter(label: "storecast_ingest_units_forwarded_total")
     private let unitsUnassigned = Counter(label: "storecast_ingest_units_without_worker_total")
@@ -58,6 +70,8 @@ final class WorkDispatcher: ZMQActorBody {
     init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagers: PackagerDirectory, ledger: LeaseLedger?, logger: Logger) throws {
         router = try ZMQSocket(context: context, type: .router)
         try router.setRouterMandatory(true)
+        // Counted in messages, which are now batches (one per worker per turn): as many as
+        // there were frames before, so a worker gets at least as long to catch up.
         try router.setSendHighWaterMark(20_000)
         try router.bind(bindEndpoint)
         self.nodeID = nodeID
@@ -67,43 +81,49 @@ final class WorkDispatcher: ZMQActorBody {
     }
 
     func handle(_ command: DispatchCommand) throws {
+        defer { flush() }
         switch command {
         case .mediaBatch(let batch):
-            for (id, message) in batch { try handle(.media(streamID: id, message)) }
+            // Size each worker's batch for the whole turn up front (no regrowing as it fills).
+            batchCapacity = batch.reduce(4096) { $0 + $1.message.payloadSize + 48 }
+            defer { batchCapacity = Self.defaultBatchCapacity }
+            for (id, message) in batch { media(message, streamID: id) }
         case .media(let id, let message):
-            // Mutate in place: a copy of the stream would copy its GOP on every unit.
-            streams[id, default: Stream()].cache.record(message)
-            if let worker = streams[id]?.worker, streams[id]?.handoff == true, isHandoffPoint(message, id), let next = registry.leastLoaded(), next != worker {
-                // The cache now starts at this unit: the new worker begins exactly here, and the
-                // draining one flushes what it has up to here.
-                _ = send(.release(streamID: id), to: worker)
-                registry.unassign(id)
-                streams[id]?.handoff = false
-                handoffs.increment()
-                logger.info("handing stream over from a draining worker", metadata: ["stream": "\(id)", "from": "\(worker)", "to": "\(next)"])
-                lease(id, to: next, replacing: .workerDraining)
-            } else if let worker = streams[id]?.worker {
-                if send(message, to: worker) {
-                    unitsForwarded.increment()
-                    if case .streamAnnounce = message { streams[id]?.cache.announceDelivered() }
-                }
-            } else {
-                unitsUnassigned.increment()
-                assign(id)
-            }
+            media(message, streamID: id)
         case .profile(let id, let profile):
             streams[id, default: Stream()].profile = profile
         case .ended(let id, let reason):
             guard let stream = streams.removeValue(forKey: id) else { return }
             if let worker = stream.worker {
-                _ = send(.streamEnd(StreamEnd(streamID: id, reason: reason)), to: worker)
+                send(.streamEnd(StreamEnd(streamID: id, reason: reason)), to: worker)
                 registry.unassign(id)
                 ledger?.ended(streamID: id, reason: .streamEnded)
             }
         }
     }
 
+    private func media(_ message: WireMessage, streamID id: Int64) {
+        // Mutate in place: a copy of the stream would copy its GOP on every unit.
+        streams[id, default: Stream()].cache.record(message)
+        if let worker = streams[id]?.worker, streams[id]?.handoff == true, isHandoffPoint(message, id), let next = registry.leastLoaded(), next != worker {
+            // The cache now starts at this unit: the new worker begins exactly here, and the
+            // draining one flushes what it has up to here.
+            send(.release(streamID: id), to: worker)
+            registry.unassign(id)
+            streams[id]?.handoff = false
+            handoffs.increment()
+            logger.info("handing stream over from a draining worker", metadata: ["stream": "\(id)", "from": "\(worker)", "to": "\(next)"])
+            lease(id, to: next, replacing: .workerDraining)
+        } else if let worker = streams[id]?.worker {
+            send(message, to: worker)
+        } else {
+            unitsUnassigned.increment()
+            assign(id)
+        }
+    }
+
     func socketReadable(_ socket: ZMQSocket) throws {
+        defer { flush() }
         guard let frames = try socket.receive(dontWait: true) else { return }
         guard frames.count == 2 else { return }
         let identity = String(decoding: frames[0], as: UTF8.self)
@@ -154,6 +174,7 @@ final class WorkDispatcher: ZMQActorBody {
     }
 
     func tick(now: ContinuousClock.Instant) throws {
+        defer { flush() }
         for (worker, orphaned) in registry.expire(now: now) {
             logger.warning("transcoder worker missed \(WorkerRegistry.livenessBeats) heartbeats; moving its streams", metadata: ["worker": "\(worker)", "streams": "\(orphaned.sorted())"])
             workersGauge.record(registry.workers.count)
@@ -166,7 +187,7 @@ final class WorkDispatcher: ZMQActorBody {
             }
         }
         let beat = WireMessage.workerHeartbeat(WorkerStatus(workerID: nodeID, capacity: 0, streams: Array(streams.keys)))
-        for worker in registry.workers.keys { _ = send(beat, to: worker) }
+        for worker in registry.workers.keys { send(beat, to: worker) }
     }
 
     private func assign(_ id: Int64) {
@@ -191,9 +212,8 @@ final class WorkDispatcher: ZMQActorBody {
         let replayUntil = stream.hadWorker ? stream.cache.replayEnd : nil
         streams[id]?.hadWorker = true
         let assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replayUntil)
-        guard send(.assign(assignment), to: worker) else { return }
-        for message in stream.cache.snapshot { _ = send(message, to: worker) }
-        streams[id]?.cache.announceDelivered()
+        send(.assign(assignment), to: worker)
+        for message in stream.cache.snapshot { send(message, to: worker) }
     }
 
     /// The session's packager: chosen at its first lease by rendezvous hashing over the live
@@ -210,21 +230,47 @@ final class WorkDispatcher: ZMQActorBody {
         return placement.endpoint
     }
 
-    /// Sends to one worker; on an unroutable or full peer the worker is dropped and its streams
-    /// are moved on the next tick.
-    private func send(_ message: WireMessage, to worker: String) -> Bool {
-        do {
-            if try router.send([Array(worker.utf8), WireCodec.encode(message)], dontWait: true) { return true }
-            logger.warning("transcoder worker is not keeping up; dropping it", metadata: ["worker": "\(worker)"])
-        } catch {
-            logger.warning("transcoder worker unreachable", metadata: ["worker": "\(worker)", "error": "\(error)"])
+    /// Queues `message` for `worker`; ``flush()`` sends it, with everything else queued for that
+    /// worker in this turn, as one ZeroMQ message (``WireBatchWriter``), so what one worker gets
+    /// keeps its order.
+    private func send(_ message: WireMessage, to worker: String) {
+        if outgoing[worker] == nil {
+            outgoing[worker] = Outgoing(batch: WireBatchWriter(capacity: batchCapacity))
+            outgoingOrder.append(worker)
         }
-        for id in registry.remove(worker) {
-            streams[id]?.worker = nil
-            streams[id]?.handoff = false
-            ledger?.ended(streamID: id, reason: .workerUnreachable)
+        outgoing[worker]!.batch.append(message)
+        switch message {
+        case .accessUnit: outgoing[worker]!.media += 1
+        case .streamAnnounce(let a): outgoing[worker]!.media += 1; outgoing[worker]!.announced.append(a.streamID)
+        default: break
         }
-        workersGauge.record(registry.workers.count)
-        return false
+    }
+
+    /// Sends what this turn queued, one message per worker. A worker that is unroutable or
+    /// full is dropped and its streams move on the next tick; an announce counts as delivered
+    /// (its discontinuity flag is not repeated) only once its batch went out.
+    private func flush() {
+        guard !outgoingOrder.isEmpty else { return }
+        let order = outgoingOrder
+        outgoingOrder.removeAll(keepingCapacity: true)
+        for worker in order {
+            guard let pending = outgoing.removeValue(forKey: worker), let body = pending.batch.encoded() else { continue }
+            do {
+                if try router.send([Array(worker.utf8), body], dontWait: true) {
+                    unitsForwarded.increment(by: pending.media)
+                    for id in pending.announced { streams[id]?.cache.announceDelivered() }
+                    continue
+                }
+                logger.warning("transcoder worker is not keeping up; dropping it", metadata: ["worker": "\(worker)"])
+            } catch {
+                logger.warning("transcoder worker unreachable", metadata: ["worker": "\(worker)", "error": "\(error)"])
+            }
+            for id in registry.remove(worker) {
+                streams[id]?.worker = nil
+                streams[id]?.handoff = false
+                ledger?.ended(streamID: id, reason: .workerUnreachable)
+            }
+            workersGauge.record(registry.workers.count)
+        }
     }
 }

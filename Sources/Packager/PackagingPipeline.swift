@@ -84,7 +84,13 @@ final class PackagingPipeline: ZMQActorBody {
             logger.warning("undecodable rendition message", metadata: ["error": "\(error)"])
             return
         }
+        deliver(message)
+    }
+
+    /// Carries out one message from a transcoder (a batch: each of its messages, in order).
+    private func deliver(_ message: WireMessage) {
         switch message {
+        case .batch(let messages): messages.forEach(deliver)
         case .streamAnnounce(let a): announce(a)
         case .accessUnit(let u): unit(u)
         case .streamEnd(let e): end(e)

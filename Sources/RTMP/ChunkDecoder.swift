@@ -36,13 +36,35 @@ public struct ChunkDecoder: Sendable {
 
     public init() {}
 
+    /// Appends received bytes (straight from the socket's buffer: no intermediate array).
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes)
+        bytesReceived += UInt64(bytes.count)
+    }
+
+    public mutating func feed(_ bytes: [UInt8]) {
+        compact()
+        buffer.append(contentsOf: bytes)
+        bytesReceived += UInt64(bytes.count)
+    }
+
+    /// Any other collection (slices in tests and tools) goes through an array: generic code
+    /// called from another module is not specialised and would copy byte by byte.
     public mutating func feed<C: Collection<UInt8>>(_ bytes: C) {
-        if index > 65536, index > buffer.count / 2 {
+        feed(Array(bytes))
+    }
+
+    /// Drops consumed bytes: all of them once everything was consumed (cheap, and the common
+    /// case when reads end on a message boundary), else the front once it is most of the buffer.
+    private mutating func compact() {
+        if index == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            index = 0
+        } else if index > 65536, index > buffer.count / 2 {
             buffer.removeFirst(index)
             index = 0
         }
-        buffer.append(contentsOf: bytes)
-        bytesReceived += UInt64(bytes.count)
     }
 
     /// Bytes buffered but not yet consumed.

@@ -52,6 +52,9 @@ public final class TelemetryReporter: Service, Sendable {
         }) {
             let socket = try ZMQSocket(context: context, type: .pub)
             try socket.setSendHighWaterMark(10)
+            // While the collector is down, retry with backoff up to 5 s instead of every 100 ms
+            // (libzmq's default, which kept every service's I/O thread busy reconnecting).
+            try socket.setReconnectInterval(milliseconds: 100, max: 5_000)
             try socket.connect(endpoint)
             return Body(socket: socket) {
                 .telemetry(Telemetry(

@@ -23,12 +23,27 @@ public enum WireCodec {
     public static let maximumExposition = 4 * 1024 * 1024
     public static let maximumStreamsPerWorker = 4096
     public static let maximumThumbnail = 2 * 1024 * 1024
+    /// Most messages in one ``WireMessage/batch(_:)``.
+    public static let maximumBatch = 16_384
 
     public static func encode(_ message: WireMessage) -> [UInt8] {
         var w = ByteWriter(capacity: 64 + (message.payloadSize))
+        encode(message, into: &w)
+        return w.bytes
+    }
+
+    /// Appends the encoding of `message` (a nested batch is flattened into its parent: same
+    /// messages, same order).
+    public static func encode(_ message: WireMessage, into w: inout ByteWriter) {
         w.u8(version)
         w.u8(message.kind.rawValue)
         switch message {
+        case .batch(let messages):
+            let countAt = w.count
+            w.u32(0)
+            var count: UInt32 = 0
+            appendEntries(messages, into: &w, count: &count)
+            w.patchU32(at: countAt, count)
         case .streamAnnounce(let a):
             w.i64(a.streamID); w.i64(a.sessionID)
             w.string16(a.tenant); w.string16(a.streamName)
@@ -71,10 +86,28 @@ public enum WireCodec {
             w.string16(t.service); w.string16(t.node); w.u32(t.pid); w.u32(t.uptimeSeconds)
             w.block32(Array(t.exposition.utf8))
         }
-        return w.bytes
+    }
+
+    /// A batch's entries: `u32 length` and the message, each (nested batches flattened).
+    private static func appendEntries(_ messages: [WireMessage], into w: inout ByteWriter, count: inout UInt32) {
+        for message in messages {
+            if case .batch(let inner) = message {
+                appendEntries(inner, into: &w, count: &count)
+                continue
+            }
+            let lengthAt = w.count
+            w.u32(0)
+            encode(message, into: &w)
+            w.patchU32(at: lengthAt, UInt32(w.count - lengthAt - 4))
+            count += 1
+        }
     }
 
     public static func decode(_ bytes: [UInt8]) throws -> WireMessage {
+        try decode(bytes, nested: false)
+    }
+
+    private static func decode(_ bytes: [UInt8], nested: Bool) throws -> WireMessage {
         var r = ByteReader(bytes)
         do {
             let v = try r.u8()
@@ -106,6 +139,16 @@ public enum WireCodec {
                     dts: try r.i64(), compositionOffset: try r.i32(), data: try r.block32(limit: maximumPayload)))
             case .streamEnd:
                 message = .streamEnd(StreamEnd(streamID: try r.i64(), reason: try r.string16()))
+            case .batch:
+                guard !nested else { throw WireError(reason: .invalidField("batch inside a batch")) }
+                let count = Int(try r.u32())
+                guard count <= maximumBatch else { throw WireError(reason: .tooLarge("batch of \(count)")) }
+                var messages: [WireMessage] = []
+                messages.reserveCapacity(count)
+                for _ in 0..<count {
+                    messages.append(try decode(try r.block32(limit: r.remaining), nested: true))
+                }
+                message = .batch(messages)
             case .thumbnail:
                 message = .thumbnail(Thumbnail(streamID: try r.i64(), pts: try r.i64(), width: try r.u16(), height: try r.u16(),
                                                jpeg: try r.block32(limit: maximumThumbnail)))
@@ -146,12 +189,13 @@ public enum WireCodec {
 
 extension WireMessage {
     /// Bytes of the largest blob, to size the encoding buffer once.
-    var payloadSize: Int {
+    public var payloadSize: Int {
         switch self {
         case .accessUnit(let u): u.data.count
         case .streamAnnounce(let a): a.tracks.reduce(0) { $0 + $1.config.count + 64 }
         case .telemetry(let t): t.exposition.utf8.count
         case .thumbnail(let t): t.jpeg.count
+        case .batch(let messages): messages.reduce(0) { $0 + $1.payloadSize + 48 }
         default: 0
         }
     }

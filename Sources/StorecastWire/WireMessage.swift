@@ -7,6 +7,10 @@ public enum WireMessage: Equatable, Sendable {
     case streamAnnounce(StreamAnnounce)
     case accessUnit(AccessUnit)
     case streamEnd(StreamEnd)
+    /// Several messages for one peer, handled in order exactly as if they had come one by one:
+    /// ingest sends a worker everything of one turn of its loop as one ZeroMQ message (one
+    /// hand-off to libzmq and a few large socket writes instead of one per frame). Never nested.
+    case batch([WireMessage])
     // transcoder -> packager (PUSH -> PULL): the stories feed's preview image
     case thumbnail(Thumbnail)
     // transcoder <-> ingest control (DEALER <-> ROUTER), after the Paranoid Pirate pattern
@@ -22,6 +26,7 @@ public enum WireMessage: Equatable, Sendable {
         case streamAnnounce = 0x01
         case accessUnit = 0x02
         case streamEnd = 0x03
+        case batch = 0x05
         case thumbnail = 0x04
         case workerReady = 0x10
         case workerHeartbeat = 0x11
@@ -35,6 +40,7 @@ public enum WireMessage: Equatable, Sendable {
         case .streamAnnounce: .streamAnnounce
         case .accessUnit: .accessUnit
         case .streamEnd: .streamEnd
+        case .batch: .batch
         case .thumbnail: .thumbnail
         case .workerReady: .workerReady
         case .workerHeartbeat: .workerHeartbeat

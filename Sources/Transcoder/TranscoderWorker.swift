@@ -101,7 +101,14 @@ final class TranscoderWorker: ZMQActorBody {
             logger.warning("undecodable message from ingest", metadata: ["ingest": "\(link.endpoint)", "error": "\(error)"])
             return
         }
+        deliver(message, from: link)
+    }
+
+    /// Carries out one message from ingest (a batch: each of its messages, in order).
+    private func deliver(_ message: WireMessage, from link: IngestLink) {
         switch message {
+        case .batch(let messages):
+            for inner in messages { deliver(inner, from: link) }
         case .assign(let a):
             start(a, link: link)
         case .streamAnnounce(let a):

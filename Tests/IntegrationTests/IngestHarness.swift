@@ -40,6 +40,8 @@ final class IngestHarness: @unchecked Sendable {
 final class RecordingWorker: Sendable {
     final class Log: Sendable {
         let messages = Mutex<[WireMessage]>([])
+        /// ZeroMQ messages that carried media (a unit or announce), batched or not.
+        let mediaEnvelopes = Mutex(0)
     }
 
     private final class Body: ZMQActorBody {
@@ -59,8 +61,12 @@ final class RecordingWorker: Sendable {
         func socketReadable(_ socket: ZMQSocket) throws {
             guard let frames = try socket.receive(dontWait: true), let body = frames.last else { return }
             let message = try WireCodec.decode(body)
-            if case .workerHeartbeat = message { return }
-            log.messages.withLock { $0.append(message) }
+            // A batch is its messages, in order (schemas/wire.md).
+            let messages: [WireMessage] = if case .batch(let inner) = message { inner } else { [message] }
+            if messages.contains(where: { if case .accessUnit = $0 { true } else if case .streamAnnounce = $0 { true } else { false } }) {
+                log.mediaEnvelopes.withLock { $0 += 1 }
+            }
+            log.messages.withLock { $0.append(contentsOf: messages.filter { if case .workerHeartbeat = $0 { false } else { true } }) }
         }
         func handle(_ command: Never) throws {}
         func tick(now: ContinuousClock.Instant) throws { try beat(ready: false) }
@@ -83,6 +89,7 @@ final class RecordingWorker: Sendable {
     }
 
     var messages: [WireMessage] { log.messages.withLock { $0 } }
+    var mediaEnvelopes: Int { log.mediaEnvelopes.withLock { $0 } }
 
     var announces: [StreamAnnounce] {
         messages.compactMap { if case .streamAnnounce(let a) = $0 { a } else { nil } }

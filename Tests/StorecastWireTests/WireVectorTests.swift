@@ -23,6 +23,10 @@ let wireCases: [String: WireMessage] = [
         name: "mobile", rungs: [.init(name: "720p", shortSide: 720, bitrate: 1_800_000), .init(name: "360p", shortSide: 360, bitrate: 500_000)],
         preset: "veryfast", gopSeconds: 1, lowLatency: true))),
     "assign-with-replay": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", replayUntil: 123_456)),
+    "batch": .batch([
+        .accessUnit(AccessUnit(streamID: 42, trackID: 1, flags: 1, sequence: 1, dts: 0, compositionOffset: 66, data: Hex.bytes("000000026588"))),
+        .streamEnd(StreamEnd(streamID: 42, reason: "disconnected")),
+    ]),
     "release": .release(streamID: 42),
     "telemetry": .telemetry(Telemetry(service: "ingest", node: "ingest-a", pid: 1234, uptimeSeconds: 60, exposition: "up 1\n")),
 ]
@@ -43,7 +47,7 @@ struct WireVector: Decodable, Sendable, CustomStringConvertible {
         let vectors = try WireVector.load()
         #expect(Set(vectors.map(\.name)) == Set(wireCases.keys))
         let kinds = Set(wireCases.values.map(\.kind.rawValue))
-        #expect(kinds == [0x01, 0x02, 0x03, 0x04, 0x10, 0x11, 0x12, 0x13, 0x30])
+        #expect(kinds == [0x01, 0x02, 0x03, 0x04, 0x05, 0x10, 0x11, 0x12, 0x13, 0x30])
     }
 
     @Test(arguments: try WireVector.load())
@@ -63,6 +67,27 @@ struct WireVector: Decodable, Sendable, CustomStringConvertible {
         #expect(throws: WireError(reason: .unknownKind(0x7F))) { try WireCodec.decode([1, 0x7F]) }
         #expect(throws: WireError(reason: .truncated)) { try WireCodec.decode(Array(good.dropLast())) }
         #expect(throws: WireError(reason: .invalidField("1 trailing bytes"))) { try WireCodec.decode(good + [0]) }
+    }
+
+    @Test func refusesANestedBatchAnOversizedCountAndABrokenEntry() throws {
+        let unit = WireCodec.encode(.release(streamID: 7))
+        let length = { (b: [UInt8]) in [UInt8(b.count >> 24 & 0xFF), UInt8(b.count >> 16 & 0xFF), UInt8(b.count >> 8 & 0xFF), UInt8(b.count & 0xFF)] }
+        let inner: [UInt8] = [1, 0x05, 0, 0, 0, 1] + length(unit) + unit
+        #expect(throws: WireError(reason: .invalidField("batch inside a batch"))) {
+            try WireCodec.decode([1, 0x05, 0, 0, 0, 1] + length(inner) + inner)
+        }
+        #expect(throws: WireError(reason: .tooLarge("batch of 16385"))) { try WireCodec.decode([1, 0x05, 0, 0, 0x40, 0x01]) }
+        // An entry that claims more bytes than follow, and one whose message has trailing bytes.
+        #expect(throws: WireError(reason: .truncated)) { try WireCodec.decode([1, 0x05, 0, 0, 0, 1, 0, 0, 0, 99] + unit) }
+        #expect(throws: WireError(reason: .invalidField("1 trailing bytes"))) {
+            try WireCodec.decode([1, 0x05, 0, 0, 0, 1] + length(unit + [0]) + unit + [0])
+        }
+        #expect(try WireCodec.decode([1, 0x05, 0, 0, 0, 1] + length(unit) + unit) == .batch([.release(streamID: 7)]))
+    }
+
+    @Test func encodingFlattensANestedBatch() throws {
+        let a = WireMessage.release(streamID: 1), b = WireMessage.release(streamID: 2), c = WireMessage.release(streamID: 3)
+        #expect(try WireCodec.decode(WireCodec.encode(.batch([a, .batch([b, c])]))) == .batch([a, b, c]))
     }
 
     @Test func fuzzedBodiesNeverCrash() throws {

@@ -26,6 +26,9 @@ vectors = [
         + s("720p") + struct.pack(">HI", 720, 1800000) + s("360p") + struct.pack(">HI", 360, 500000)),
     ("assign-with-replay", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([0])
         + bytes([1]) + struct.pack(">q", 123456)),
+    ("batch", head(0x05) + struct.pack(">I", 2)
+        + blob(head(0x02) + struct.pack(">qBBQqi", 42, 1, 1, 1, 0, 66) + blob(bytes.fromhex("000000026588")))
+        + blob(head(0x03) + struct.pack(">q", 42) + s("disconnected"))),
     ("release", head(0x13) + struct.pack(">q", 42)),
     ("telemetry", head(0x30) + s("ingest") + s("ingest-a") + struct.pack(">II", 1234, 60) + blob(b"up 1\n")),
 ]

@@ -45,6 +45,7 @@ final class WorkDispatcher: ZMQActorBody {
     private let ledger: LeaseLedger?
     private let clock = ContinuousClock()
     private var registry = WorkerRegistry()
+    private var nextBeat: ContinuousClock.Instant?
     private var streams: [Int64: Stream] = [:]
     /// What this turn queued for each worker, and in which order the workers were first sent to.
     private struct Outgoing {
@@ -103,9 +104,11 @@ final class WorkDispatcher: ZMQActorBody {
     }
 
     private func media(_ message: WireMessage, streamID id: Int64) {
-        // Mutate in place: a copy of the stream would copy its GOP on every unit.
-        streams[id, default: Stream()].cache.record(message)
-        if let worker = streams[id]?.worker, streams[id]?.handoff == true, isHandoffPoint(message, id), let next = registry.leastLoaded(), next != worker {
+        // One hash lookup per unit, and the stream mutated in place (a copy would copy its GOP).
+        let index = streams.index(forKey: id) ?? { streams[id] = Stream(); return streams.index(forKey: id)! }()
+        streams.values[index].cache.record(message)
+        let worker = streams.values[index].worker
+        if let worker, streams.values[index].handoff, isHandoffPoint(message, id), let next = registry.leastLoaded(), next != worker {
             // The cache now starts at this unit: the new worker begins exactly here, and the
             // draining one flushes what it has up to here.
             send(.release(streamID: id), to: worker)
@@ -114,7 +117,7 @@ final class WorkDispatcher: ZMQActorBody {
             handoffs.increment()
             logger.info("handing stream over from a draining worker", metadata: ["stream": "\(id)", "from": "\(worker)", "to": "\(next)"])
             lease(id, to: next, replacing: .workerDraining)
-        } else if let worker = streams[id]?.worker {
+        } else if let worker {
             send(message, to: worker)
         } else {
             unitsUnassigned.increment()
@@ -186,6 +189,9 @@ final class WorkDispatcher: ZMQActorBody {
                 assign(id)
             }
         }
+        // Heartbeats go once a second (schemas/wire.md), not on every 250 ms tick.
+        guard nextBeat.map({ now >= $0 }) ?? true else { return }
+        nextBeat = now.advanced(by: WorkerRegistry.heartbeatInterval)
         let beat = WireMessage.workerHeartbeat(WorkerStatus(workerID: nodeID, capacity: 0, streams: Array(streams.keys)))
         for worker in registry.workers.keys { send(beat, to: worker) }
     }

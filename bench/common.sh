@@ -15,6 +15,16 @@ cpu_ticks() {  # total utime+stime of the given pids
     for p in "$@"; do [[ -r /proc/$p/stat ]] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
     echo $t
 }
+cpu_ns() {  # CPU time of the given pids, every thread, in ns (/proc/PID/task/*/schedstat: exact,
+           # where utime+stime in /proc/PID/stat counts 10 ms ticks)
+    local t=0
+    for p in "$@"; do
+        for f in /proc/$p/task/*/schedstat; do
+            if [[ -r $f ]]; then t=$((t + $(awk '{print $1}' "$f" 2>/dev/null || echo 0))); fi
+        done
+    done
+    echo $t
+}
 peak_rss_kb() {
     local t=0
     for p in "$@"; do [[ -r /proc/$p/status ]] && t=$((t + $(awk '/VmHWM/ {print $2}' /proc/$p/status))); done

@@ -6,16 +6,17 @@ import NIOCore
 /// A phone or OBS writes its stream in many small TCP writes (about 70 a second at 2.5 Mbps);
 /// read as they come, every write wakes the ingest loop, and the wake-up (the scheduler, `epoll`,
 /// the ACK each read sends back) costs more than the bytes. Paced, the kernel buffers the
-/// interval's bytes (2.5 Mbps × 50 ms is 16 KB) and one wake-up reads every connection, then
+/// interval's bytes (2.5 Mbps × 100 ms is 31 KB) and one wake-up reads every connection, then
 /// hands the frames to ZeroMQ in one go. The price is latency: a frame waits up to `interval`,
-/// and a part's last frame also waits for the next one (measured at the default: 45 ms more
-/// end to end at p50, against a PART-HOLD-BACK of 1 s). Intervals shorter than
+/// and a part's last frame also waits for the next one (measured: about 45 ms more end to end
+/// at p50 at 50 ms, and 2–20 ms more than that at the default 100 ms, which takes about a
+/// quarter less CPU than 50 ms; against a PART-HOLD-BACK of 1 s). Intervals shorter than
 /// a publisher's gap between writes (about 13 ms at 30 fps with audio) save nothing: measured
 /// in docs/benchmarks.md. SRS's merged read (`mr`) makes the same trade, at 350 ms.
 ///
 /// One pacer per event loop; connections on another loop are not paced.
 public final class ReadPacer: Sendable {
-    public static let defaultMilliseconds = 50
+    public static let defaultMilliseconds = 100
     public static let defaultInterval: Duration = .milliseconds(defaultMilliseconds)
 
     let eventLoop: any EventLoop
@@ -54,7 +55,7 @@ public enum ReadPacing: Sendable {
 ///
 /// A read that filled its buffer means more is probably waiting (NIO's own rule for reading
 /// on): the next read then goes at once, so a publisher faster than one loop's reads per tick
-/// (NIO reads up to 4 × 64 KiB per wake-up, 42 Mbps at 50 ms) is not held to that.
+/// (NIO reads up to 4 × 64 KiB per wake-up, 21 Mbps at 100 ms) is not held to that.
 public final class PacedReadHandler: ChannelDuplexHandler {
     public typealias InboundIn = ByteBuffer
     public typealias OutboundIn = NIOAny

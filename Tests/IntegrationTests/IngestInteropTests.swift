@@ -36,7 +36,7 @@ import Testing
         let sound = h.worker.units(track: .audio)
         #expect(sound.count >= 100, "about 3 s of AAC frames: \(sound.count)")
         #expect(zip(sound, sound.dropFirst()).allSatisfy { $0.dts <= $1.dts })
-        // Read pacing gathers ~50 ms of frames (1.5 video, 2 audio) per read, and the dispatcher
+        // Read pacing gathers ~100 ms of frames (3 video, 4 audio) per read, and the dispatcher
         // sends a worker each turn's frames as one batch: far fewer ZeroMQ messages than units.
         #expect(h.worker.mediaEnvelopes * 2 < frames.count + sound.count, "units arrive batched: \(h.worker.mediaEnvelopes) messages for \(frames.count + sound.count) units")
         #expect(await h.stop() == 0)

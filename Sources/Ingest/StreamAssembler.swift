@@ -99,6 +99,8 @@ public struct StreamAssembler: Sendable {
             return [Self.isUnsupported(error) ? .unsupported("\(error)") : .rejectedTag("\(error)")]
         }
         switch event {
+        case .videoConfiguration(let codec, let record) where record.count > WireCodec.maximumConfig:
+            return [.rejectedTag("\(codec) sequence header of \(record.count) bytes, over the \(WireCodec.maximumConfig)-byte limit")]
         case .videoConfiguration(let codec, let record):
             do {
                 let (width, height) = try Self.videoSize(codec, record)
@@ -122,6 +124,8 @@ public struct StreamAssembler: Sendable {
             return [Self.isUnsupported(error) ? .unsupported("\(error)") : .rejectedTag("\(error)")]
         }
         switch event {
+        case .audioConfiguration(let codec, let config) where config.count > WireCodec.maximumConfig:
+            return [.rejectedTag("\(codec) sequence header of \(config.count) bytes, over the \(WireCodec.maximumConfig)-byte limit")]
         case .audioConfiguration(.opus, let config):
             do {
                 let head = try OpusHead(parsing: config)

@@ -49,7 +49,7 @@ final class WorkDispatcher: ZMQActorBody {
     private var streams: [Int64: Stream] = [:]
     /// What this turn queued for each worker, and in which order the workers were first sent to.
     private struct Outgoing {
-        var batch = WireBatchWriter()
+        var batch: WireBatchQueue
         /// Units and announces in the batch (the forwarded-units counter).
         var media = 0
         var announced: [Int64] = []
@@ -71,9 +71,10 @@ final class WorkDispatcher: ZMQActorBody {
     init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagers: PackagerDirectory, ledger: LeaseLedger?, logger: Logger) throws {
         router = try ZMQSocket(context: context, type: .router)
         try router.setRouterMandatory(true)
-        // Counted in messages, which are now batches (one per worker per turn): as many as
-        // there were frames before, so a worker gets at least as long to catch up.
-        try router.setSendHighWaterMark(20_000)
+        // Counted in messages, which are batches (about one per worker per turn: ten a second at
+        // the default read pacing), each at most WireBatchQueue.defaultMaximumBytes: a worker
+        // that falls this far behind is dropped and its streams move.
+        try router.setSendHighWaterMark(2_000)
         try router.bind(bindEndpoint)
         self.nodeID = nodeID
         self.packagers = packagers
@@ -190,8 +191,11 @@ final class WorkDispatcher: ZMQActorBody {
             }
         }
         // Heartbeats go once a second (schemas/wire.md), not on every 250 ms tick.
+        // On a fixed 1 s grid (from the last beat, not from this tick, so the beat does not slip a
+        // tick each time); after a stall the grid starts again from now.
         guard nextBeat.map({ now >= $0 }) ?? true else { return }
-        nextBeat = now.advanced(by: WorkerRegistry.heartbeatInterval)
+        let following = (nextBeat ?? now).advanced(by: WorkerRegistry.heartbeatInterval)
+        nextBeat = following > now ? following : now.advanced(by: WorkerRegistry.heartbeatInterval)
         let beat = WireMessage.workerHeartbeat(WorkerStatus(workerID: nodeID, capacity: 0, streams: Array(streams.keys)))
         for worker in registry.workers.keys { send(beat, to: worker) }
     }
@@ -237,11 +241,12 @@ final class WorkDispatcher: ZMQActorBody {
     }
 
     /// Queues `message` for `worker`; ``flush()`` sends it, with everything else queued for that
-    /// worker in this turn, as one ZeroMQ message (``WireBatchWriter``), so what one worker gets
-    /// keeps its order.
+    /// worker in this turn, as one ZeroMQ message (``WireBatchQueue``; more than one if the turn
+    /// holds over 16,384 messages or 4 MiB), so what one worker gets keeps its order.
     private func send(_ message: WireMessage, to worker: String) {
         if outgoing[worker] == nil {
-            outgoing[worker] = Outgoing(batch: WireBatchWriter(capacity: batchCapacity))
+            // The turn's bytes shared among the workers (a guess; a batch grows if it needs to).
+            outgoing[worker] = Outgoing(batch: WireBatchQueue(capacity: batchCapacity / max(1, registry.workers.count)))
             outgoingOrder.append(worker)
         }
         outgoing[worker]!.batch.append(message)
@@ -260,9 +265,14 @@ final class WorkDispatcher: ZMQActorBody {
         let order = outgoingOrder
         outgoingOrder.removeAll(keepingCapacity: true)
         for worker in order {
-            guard let pending = outgoing.removeValue(forKey: worker), let body = pending.batch.encoded() else { continue }
+            guard let pending = outgoing.removeValue(forKey: worker) else { continue }
+            let identity = Array(worker.utf8)
             do {
-                if try router.send([Array(worker.utf8), body], dontWait: true) {
+                var sent = true
+                for body in pending.batch.encoded() where sent {
+                    sent = try router.send([identity, body], dontWait: true)
+                }
+                if sent {
                     unitsForwarded.increment(by: pending.media)
                     for id in pending.announced { streams[id]?.cache.announceDelivered() }
                     continue

@@ -80,9 +80,13 @@ final class PackagingPipeline: ZMQActorBody {
     func socketReadable(_ socket: ZMQSocket) throws {
         guard let frames = try socket.receive(dontWait: true), let body = frames.last else { return }
         let message: WireMessage
-        do { message = try WireCodec.decode(body) } catch {
+        var skipped: [WireError] = []
+        do { message = try WireCodec.decode(body, skipping: &skipped) } catch {
             logger.warning("undecodable rendition message", metadata: ["error": "\(error)"])
             return
+        }
+        for error in skipped {
+            logger.warning("undecodable message in a batch of renditions; the rest of the batch is used", metadata: ["error": "\(error)"])
         }
         deliver(message)
     }

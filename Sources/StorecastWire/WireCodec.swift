@@ -25,6 +25,8 @@ public enum WireCodec {
     public static let maximumThumbnail = 2 * 1024 * 1024
     /// Most messages in one ``WireMessage/batch(_:)``.
     public static let maximumBatch = 16_384
+    /// Largest codec configuration (avcC, hvcC, AudioSpecificConfig…) a track may carry.
+    public static let maximumConfig = 65_536
 
     public static func encode(_ message: WireMessage) -> [UInt8] {
         var w = ByteWriter(capacity: 64 + (message.payloadSize))
@@ -103,11 +105,22 @@ public enum WireCodec {
         }
     }
 
+    /// Decodes one message; any bad byte anywhere, also in one entry of a batch, throws.
     public static func decode(_ bytes: [UInt8]) throws -> WireMessage {
-        try decode(bytes, nested: false)
+        var skipped: [WireError]?
+        return try decode(bytes, nested: false, skipped: &skipped)
     }
 
-    private static func decode(_ bytes: [UInt8], nested: Bool) throws -> WireMessage {
+    /// Decodes one message, but a batch entry that does not decode is left out and its error
+    /// appended to `skipped`, so one bad entry does not take the rest of the batch with it (a
+    /// batch's framing — its count and entry lengths — must still be sound). For receivers.
+    public static func decode(_ bytes: [UInt8], skipping skipped: inout [WireError]) throws -> WireMessage {
+        var collected: [WireError]? = []
+        defer { skipped += collected ?? [] }
+        return try decode(bytes, nested: false, skipped: &collected)
+    }
+
+    private static func decode(_ bytes: [UInt8], nested: Bool, skipped: inout [WireError]?) throws -> WireMessage {
         var r = ByteReader(bytes)
         do {
             let v = try r.u8()
@@ -130,7 +143,7 @@ public enum WireCodec {
                     tracks.append(TrackConfig(
                         trackID: id, kind: trackKind, codec: try r.string16(), name: try r.string16(),
                         timescale: try r.u32(), width: try r.u16(), height: try r.u16(), bitrate: try r.u32(),
-                        sampleRate: try r.u32(), channels: try r.u8(), config: try r.block32(limit: 65536)))
+                        sampleRate: try r.u32(), channels: try r.u8(), config: try r.block32(limit: maximumConfig)))
                 }
                 message = .streamAnnounce(StreamAnnounce(streamID: streamID, sessionID: sessionID, tenant: tenant, streamName: name, discontinuity: discontinuity, tracks: tracks))
             case .accessUnit:
@@ -144,9 +157,17 @@ public enum WireCodec {
                 let count = Int(try r.u32())
                 guard count <= maximumBatch else { throw WireError(reason: .tooLarge("batch of \(count)")) }
                 var messages: [WireMessage] = []
-                messages.reserveCapacity(count)
+                messages.reserveCapacity(min(count, r.remaining / 6))  // an entry is at least 6 bytes
                 for _ in 0..<count {
-                    messages.append(try decode(try r.block32(limit: r.remaining), nested: true))
+                    let entry = try r.block32(limit: r.remaining)
+                    if skipped == nil {
+                        messages.append(try decode(entry, nested: true, skipped: &skipped))
+                    } else {
+                        var none: [WireError]?
+                        do { messages.append(try decode(entry, nested: true, skipped: &none)) } catch let error as WireError {
+                            skipped?.append(error)
+                        }
+                    }
                 }
                 message = .batch(messages)
             case .thumbnail:

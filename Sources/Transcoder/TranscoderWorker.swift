@@ -97,9 +97,13 @@ final class TranscoderWorker: ZMQActorBody {
         link.lastHeard = clock.now
         link.backoff = .seconds(1)
         let message: WireMessage
-        do { message = try WireCodec.decode(body) } catch {
+        var skipped: [WireError] = []
+        do { message = try WireCodec.decode(body, skipping: &skipped) } catch {
             logger.warning("undecodable message from ingest", metadata: ["ingest": "\(link.endpoint)", "error": "\(error)"])
             return
+        }
+        for error in skipped {
+            logger.warning("undecodable message in a batch from ingest; the rest of the batch is used", metadata: ["ingest": "\(link.endpoint)", "error": "\(error)"])
         }
         deliver(message, from: link)
     }

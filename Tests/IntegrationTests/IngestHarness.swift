@@ -42,6 +42,8 @@ final class RecordingWorker: Sendable {
         let messages = Mutex<[WireMessage]>([])
         /// ZeroMQ messages that carried media (a unit or announce), batched or not.
         let mediaEnvelopes = Mutex(0)
+        /// Heartbeats from ingest.
+        let heartbeats = Mutex(0)
     }
 
     private final class Body: ZMQActorBody {
@@ -63,6 +65,7 @@ final class RecordingWorker: Sendable {
             let message = try WireCodec.decode(body)
             // A batch is its messages, in order (schemas/wire.md).
             let messages: [WireMessage] = if case .batch(let inner) = message { inner } else { [message] }
+            log.heartbeats.withLock { $0 += messages.count(where: { if case .workerHeartbeat = $0 { true } else { false } }) }
             if messages.contains(where: { if case .accessUnit = $0 { true } else if case .streamAnnounce = $0 { true } else { false } }) {
                 log.mediaEnvelopes.withLock { $0 += 1 }
             }
@@ -90,6 +93,7 @@ final class RecordingWorker: Sendable {
 
     var messages: [WireMessage] { log.messages.withLock { $0 } }
     var mediaEnvelopes: Int { log.mediaEnvelopes.withLock { $0 } }
+    var heartbeats: Int { log.heartbeats.withLock { $0 } }
 
     var announces: [StreamAnnounce] {
         messages.compactMap { if case .streamAnnounce(let a) = $0 { a } else { nil } }

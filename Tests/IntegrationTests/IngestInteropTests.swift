@@ -42,6 +42,17 @@ import Testing
         #expect(await h.stop() == 0)
     }
 
+    /// Ingest heartbeats each worker once a second (schemas/wire.md), not on every 250 ms tick
+    /// of its dispatcher (which it did: 4 a second).
+    @Test func ingestHeartbeatsAWorkerOnceASecond() async throws {
+        let h = try await IngestHarness()
+        let start = h.worker.heartbeats
+        try await Task.sleep(for: .seconds(5))
+        let beats = h.worker.heartbeats - start
+        #expect((3...7).contains(beats), "\(beats) heartbeats in 5 s")
+        #expect(await h.stop() == 0)
+    }
+
     /// HaishinKit's and Larix's exchanges as their sources describe them (``ScriptedPublisher``;
     /// no phone here to capture one), with H.264 and AAC: HaishinKit 1.x sends FCPublish just
     /// before publish, echoes the Window Acknowledgement Size before the connect result, sends

@@ -64,6 +64,19 @@ import Testing
         #expect(events == [.rejectedTag("video frame before its sequence header")])
     }
 
+    /// A track's configuration crosses the wire in a field of at most 64 KiB; a bigger one is
+    /// refused here, with a reason, instead of being sent and refused by the worker.
+    @Test func anOversizedSequenceHeaderIsRejected() {
+        var a = StreamAssembler(identity: .init(streamID: 1, sessionID: 1, tenant: "t", streamName: "s"))
+        let aac = RTMPMessage(chunkStreamID: 4, timestamp: 0, typeID: 8, messageStreamID: 1, payload: [0xAF, 0, 0x12, 0x10] + Array(repeating: 0, count: 65_535))
+        #expect(a.received(aac) == [.rejectedTag("aac sequence header of 65537 bytes, over the 65536-byte limit")])
+        let avc = RTMPMessage(chunkStreamID: 6, timestamp: 0, typeID: 9, messageStreamID: 1, payload: Array(Self.avcHeader.payload) + Array(repeating: 0, count: 65_536))
+        guard case .rejectedTag(let reason) = a.received(avc).first else { Issue.record("expected rejection"); return }
+        #expect(reason.hasSuffix("over the 65536-byte limit"))
+        // Within the limit both are accepted.
+        #expect(a.received(RTMPMessage(chunkStreamID: 4, timestamp: 0, typeID: 8, messageStreamID: 1, payload: [0xAF, 0, 0x12, 0x10])).isEmpty)
+    }
+
     @Test func unsupportedCodecIsRejectedWithItsName() {
         var a = StreamAssembler(identity: .init(streamID: 1, sessionID: 1, tenant: "t", streamName: "s"))
         guard case .unsupported(let reason) = a.received(RTMPMessage(chunkStreamID: 4, timestamp: 0, typeID: 8, messageStreamID: 1, payload: [0xB6, 0])).first else {  // Speex

@@ -34,7 +34,6 @@ public struct ByteWriter: Sendable {
     /// specialised and would copy byte by byte.
     public mutating func append(_ data: [UInt8]) { bytes.append(contentsOf: data) }
     public mutating func append(_ data: ArraySlice<UInt8>) { bytes.append(contentsOf: data) }
-    public mutating func append(_ data: UnsafeRawBufferPointer) { bytes.append(contentsOf: data) }
     public mutating func append<C: Collection<UInt8>>(_ data: C) { bytes.append(contentsOf: Array(data)) }
 
     public mutating func string16(_ s: String) {

@@ -47,18 +47,20 @@ final class WorkDispatcher: ZMQActorBody {
     private var registry = WorkerRegistry()
     private var nextBeat: ContinuousClock.Instant?
     private var streams: [Int64: Stream] = [:]
-    /// What this turn queued for each worker, and in which order the workers were first sent to.
+    /// What this turn queued for one worker.
     private struct Outgoing {
+        let worker: String
         var batch: WireBatchQueue
         /// Units and announces in the batch (the forwarded-units counter).
         var media = 0
         var announced: [Int64] = []
     }
-    private var outgoing: [String: Outgoing] = [:]
+    /// This turn's queues, in the order the workers were first sent to (a few workers: a list,
+    /// searched from the end, where the worker of the previous unit usually is).
+    private var outgoing: [Outgoing] = []
     private static let defaultBatchCapacity = 4096
     /// Buffer size for a worker's batch opened in this turn.
     private var batchCapacity = defaultBatchCapacity
-    private var outgoingOrder: [String] = []
 
     private let unitsForwarded = Counter(label: "storecast_ingest_units_forwarded_total")
     private let unitsUnassigned = Counter(label: "storecast_ingest_units_without_worker_total")
@@ -244,15 +246,15 @@ final class WorkDispatcher: ZMQActorBody {
     /// worker in this turn, as one ZeroMQ message (``WireBatchQueue``; more than one if the turn
     /// holds over 16,384 messages or 4 MiB), so what one worker gets keeps its order.
     private func send(_ message: WireMessage, to worker: String) {
-        if outgoing[worker] == nil {
+        let i = outgoing.lastIndex { $0.worker == worker } ?? {
             // The turn's bytes shared among the workers (a guess; a batch grows if it needs to).
-            outgoing[worker] = Outgoing(batch: WireBatchQueue(capacity: batchCapacity / max(1, registry.workers.count)))
-            outgoingOrder.append(worker)
-        }
-        outgoing[worker]!.batch.append(message)
+            outgoing.append(Outgoing(worker: worker, batch: WireBatchQueue(capacity: batchCapacity / max(1, registry.workers.count))))
+            return outgoing.count - 1
+        }()
+        outgoing[i].batch.append(message)
         switch message {
-        case .accessUnit: outgoing[worker]!.media += 1
-        case .streamAnnounce(let a): outgoing[worker]!.media += 1; outgoing[worker]!.announced.append(a.streamID)
+        case .accessUnit: outgoing[i].media += 1
+        case .streamAnnounce(let a): outgoing[i].media += 1; outgoing[i].announced.append(a.streamID)
         default: break
         }
     }
@@ -261,11 +263,11 @@ final class WorkDispatcher: ZMQActorBody {
     /// full is dropped and its streams move on the next tick; an announce counts as delivered
     /// (its discontinuity flag is not repeated) only once its batch went out.
     private func flush() {
-        guard !outgoingOrder.isEmpty else { return }
-        let order = outgoingOrder
-        outgoingOrder.removeAll(keepingCapacity: true)
-        for worker in order {
-            guard let pending = outgoing.removeValue(forKey: worker) else { continue }
+        guard !outgoing.isEmpty else { return }
+        let turn = outgoing
+        outgoing.removeAll(keepingCapacity: true)
+        for pending in turn {
+            let worker = pending.worker
             let identity = Array(worker.utf8)
             do {
                 var sent = true

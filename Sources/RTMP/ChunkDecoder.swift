@@ -37,22 +37,19 @@ public struct ChunkDecoder: Sendable {
     public init() {}
 
     /// Appends received bytes (straight from the socket's buffer: no intermediate array).
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
-        compact()
-        buffer.append(contentsOf: bytes)
-        bytesReceived += UInt64(bytes.count)
-    }
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) { append(bytes) }
 
-    public mutating func feed(_ bytes: [UInt8]) {
-        compact()
-        buffer.append(contentsOf: bytes)
-        bytesReceived += UInt64(bytes.count)
-    }
+    public mutating func feed(_ bytes: [UInt8]) { append(bytes) }
 
     /// Any other collection (slices in tests and tools) goes through an array: generic code
     /// called from another module is not specialised and would copy byte by byte.
-    public mutating func feed<C: Collection<UInt8>>(_ bytes: C) {
-        feed(Array(bytes))
+    public mutating func feed<C: Collection<UInt8>>(_ bytes: C) { append(Array(bytes)) }
+
+    /// Specialised here, in the module, for each of the concrete feeds above.
+    private mutating func append<C: Collection<UInt8>>(_ bytes: C) {
+        compact()
+        buffer.append(contentsOf: bytes)
+        bytesReceived += UInt64(bytes.count)
     }
 
     /// Drops consumed bytes: all of them once everything was consumed (cheap, and the common

@@ -25,8 +25,8 @@ public struct WireBatchQueue: Sendable {
             for inner in messages { append(inner) }
             return
         }
-        if let last = batches.last, last.count < maximumCount, last.isEmpty || last.byteCount + message.payloadSize + 64 <= maximumBytes {
-            batches[batches.count - 1].append(message)
+        if let i = batches.indices.last, batches[i].count < maximumCount, batches[i].isEmpty || batches[i].byteCount + message.payloadSize + 64 <= maximumBytes {
+            batches[i].append(message)
         } else {
             var next = WireBatchWriter(capacity: batches.isEmpty ? capacity : min(maximumBytes, max(capacity, message.payloadSize + 64)))
             next.append(message)

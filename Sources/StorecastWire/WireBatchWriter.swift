@@ -22,15 +22,7 @@ public struct WireBatchWriter: Sendable {
 
     /// Adds `message` after those already added (a batch adds its messages, in order).
     public mutating func append(_ message: WireMessage) {
-        if case .batch(let messages) = message {
-            for inner in messages { append(inner) }
-            return
-        }
-        let lengthAt = writer.count
-        writer.u32(0)
-        WireCodec.encode(message, into: &writer)
-        writer.patchU32(at: lengthAt, UInt32(writer.count - lengthAt - 4))
-        count += 1
+        count += WireCodec.appendEntries([message], into: &writer)
         writer.patchU32(at: 2, UInt32(count))
     }
 

@@ -43,9 +43,7 @@ public enum WireCodec {
         case .batch(let messages):
             let countAt = w.count
             w.u32(0)
-            var count: UInt32 = 0
-            appendEntries(messages, into: &w, count: &count)
-            w.patchU32(at: countAt, count)
+            w.patchU32(at: countAt, UInt32(appendEntries(messages, into: &w)))
         case .streamAnnounce(let a):
             w.i64(a.streamID); w.i64(a.sessionID)
             w.string16(a.tenant); w.string16(a.streamName)
@@ -90,11 +88,13 @@ public enum WireCodec {
         }
     }
 
-    /// A batch's entries: `u32 length` and the message, each (nested batches flattened).
-    private static func appendEntries(_ messages: [WireMessage], into w: inout ByteWriter, count: inout UInt32) {
+    /// Appends batch entries, `u32 length` and the message each (nested batches flattened);
+    /// returns how many. Also ``WireBatchWriter``'s encoder.
+    static func appendEntries(_ messages: [WireMessage], into w: inout ByteWriter) -> Int {
+        var count = 0
         for message in messages {
             if case .batch(let inner) = message {
-                appendEntries(inner, into: &w, count: &count)
+                count += appendEntries(inner, into: &w)
                 continue
             }
             let lengthAt = w.count
@@ -103,6 +103,7 @@ public enum WireCodec {
             w.patchU32(at: lengthAt, UInt32(w.count - lengthAt - 4))
             count += 1
         }
+        return count
     }
 
     /// Decodes one message; any bad byte anywhere, also in one entry of a batch, throws.
@@ -116,7 +117,7 @@ public enum WireCodec {
     /// batch's framing — its count and entry lengths — must still be sound). For receivers.
     public static func decode(_ bytes: [UInt8], skipping skipped: inout [WireError]) throws -> WireMessage {
         var collected: [WireError]? = []
-        defer { skipped += collected ?? [] }
+        defer { skipped += collected! }
         return try decode(bytes, nested: false, skipped: &collected)
     }
 
@@ -160,13 +161,9 @@ public enum WireCodec {
                 messages.reserveCapacity(min(count, r.remaining / 6))  // an entry is at least 6 bytes
                 for _ in 0..<count {
                     let entry = try r.block32(limit: r.remaining)
-                    if skipped == nil {
-                        messages.append(try decode(entry, nested: true, skipped: &skipped))
-                    } else {
-                        var none: [WireError]?
-                        do { messages.append(try decode(entry, nested: true, skipped: &none)) } catch let error as WireError {
-                            skipped?.append(error)
-                        }
+                    // Strict (skipped nil): a bad entry refuses the batch; lenient: it is left out.
+                    do { messages.append(try decode(entry, nested: true, skipped: &skipped)) } catch let error as WireError where skipped != nil {
+                        skipped?.append(error)
                     }
                 }
                 message = .batch(messages)

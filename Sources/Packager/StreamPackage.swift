@@ -50,6 +50,13 @@ public struct RenditionPackage: Sendable {
     public var archived: [PackagedSegment] = []
     /// Every segment the media playlist lists: the DVR window's, then the live window's.
     public var listedSegments: [PackagedSegment] { archived + segments }
+    /// Segments the playlist no longer lists that stay fetchable (RFC 8216 6.2.2: for the
+    /// segment's duration plus that of the longest playlist that listed it), so a player that
+    /// read the playlist just before one slid out still gets its first entry. In memory, or, out
+    /// of the DVR window, on disk (`bytes` empty) until their files can go.
+    public var departed: [DepartedSegment] = []
+    /// Seconds of segments added so far: the live stream's clock for `departed`.
+    public var addedDuration: Double = 0
 
     /// The newest complete segment and the newest part, for blocking reload.
     public var edge: PlaylistEdge {
@@ -60,8 +67,9 @@ public struct RenditionPackage: Sendable {
 
     /// Takes what the segmenter produced: parts join the open segment, a finished segment
     /// replaces them. Keeps `window` segments in memory; with a DVR window (seconds) older ones
-    /// stay listed as archived until the listed total passes it. Returns the sequences that
-    /// left the DVR window (their files can go).
+    /// stay listed as archived until the listed total passes it. A segment that leaves the
+    /// playlist stays fetchable in `departed` for a while. Returns the sequences whose files can
+    /// go (out of the DVR window and out of `departed`).
     @discardableResult
     public mutating func add(_ output: SegmenterOutput, window: Int, dvrWindow: Double = 0) -> [Int] {
         for c in output.chunks {
@@ -79,29 +87,41 @@ public struct RenditionPackage: Sendable {
         openParts.removeAll { $0.sequence <= segment.sequence }
         segment.initVersion = initVersion
         segments.append(segment)
-        var dropped: [Int] = []
+        addedDuration += segment.duration
+        // What the playlist listed before anything leaves: the longest playlist a leaving segment was in.
+        var listed = listedSegments.reduce(0) { $0 + $1.duration }
+        let longest = listed
         while segments.count > window {
             var old = segments.removeFirst()
             if dvrWindow > 0 {
                 old.bytes = []
                 old.parts = []
                 archived.append(old)
-            } else if old.discontinuity {
-                discontinuitySequence += 1
+            } else {
+                listed -= old.duration
+                depart(old, listedFor: longest)
             }
         }
-        var listed = listedSegments.reduce(0) { $0 + $1.duration }
         while let first = archived.first, listed - first.duration >= dvrWindow {
             archived.removeFirst()
             listed -= first.duration
-            if first.discontinuity { discontinuitySequence += 1 }
-            dropped.append(first.sequence)
+            depart(first, listedFor: longest)
+        }
+        var dropped: [Int] = []
+        while let first = departed.first, first.until <= addedDuration {
+            departed.removeFirst()
+            if first.segment.bytes.isEmpty { dropped.append(first.segment.sequence) }
         }
         if !olderInitSegments.isEmpty {
-            let used = Set(listedSegments.map(\.initVersion))
+            let used = Set(listedSegments.map(\.initVersion) + departed.map(\.segment.initVersion))
             olderInitSegments = olderInitSegments.filter { used.contains($0.key) }
         }
         return dropped
+    }
+
+    private mutating func depart(_ segment: PackagedSegment, listedFor playlistDuration: Double) {
+        if segment.discontinuity { discontinuitySequence += 1 }
+        departed.append(DepartedSegment(segment: segment, until: addedDuration + segment.duration + playlistDuration))
     }
 
     /// The track changed (a new resolution or codec configuration): `fresh` describes it. Listed
@@ -123,10 +143,21 @@ public struct RenditionPackage: Sendable {
         version == initVersion ? initSegment : olderInitSegments[version]
     }
 
-    /// An archived segment's entry (its bytes are on disk).
-    public func archivedSegment(_ sequence: Int) -> PackagedSegment? { Self.find(sequence, in: archived) }
+    /// An archived segment's entry (its bytes are on disk): listed, or departed from the DVR
+    /// window and not yet expired.
+    public func archivedSegment(_ sequence: Int) -> PackagedSegment? {
+        Self.find(sequence, in: archived) ?? departedSegment(sequence).flatMap { $0.bytes.isEmpty ? $0 : nil }
+    }
 
-    public func segment(_ sequence: Int) -> PackagedSegment? { Self.find(sequence, in: segments) }
+    /// A segment whose bytes are in memory: in the live window, or departed from it and not yet expired.
+    public func segment(_ sequence: Int) -> PackagedSegment? {
+        Self.find(sequence, in: segments) ?? departedSegment(sequence).flatMap { $0.bytes.isEmpty ? nil : $0 }
+    }
+
+    private func departedSegment(_ sequence: Int) -> PackagedSegment? {
+        guard let first = departed.first?.segment.sequence, sequence >= first else { return nil }
+        return departed.first { $0.segment.sequence == sequence }?.segment
+    }
 
     /// Sequence numbers run consecutively, so the position is known; a scan covers any gap.
     private static func find(_ sequence: Int, in list: [PackagedSegment]) -> PackagedSegment? {
@@ -175,6 +206,12 @@ public struct RenditionPackage: Sendable {
         }
         return playlist.render()
     }
+}
+
+/// A segment out of the playlist, fetchable until the rendition's `addedDuration` reaches `until`.
+public struct DepartedSegment: Sendable, Equatable {
+    public var segment: PackagedSegment
+    public var until: Double
 }
 
 /// Low-Latency HLS settings of the origin.

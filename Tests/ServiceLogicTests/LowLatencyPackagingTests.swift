@@ -245,17 +245,53 @@ import Testing
         #expect(r.segments.map(\.sequence) == [9, 10, 11], "three in memory")
         #expect(r.archived.map(\.sequence) == [7, 8], "listed up to 10 s in all")
         #expect(r.archived.allSatisfy { $0.bytes.isEmpty })
-        #expect(expired == [0, 1, 2, 3, 4, 5, 6], "files of segments out of the DVR window can go")
         #expect(r.discontinuitySequence == 1, "segment 1's discontinuity scrolled out of the list")
         #expect(r.archivedSegment(7)?.sequence == 7 && r.archivedSegment(9) == nil && r.segment(9) != nil)
         let text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil)
         #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:7\n#EXT-X-DISCONTINUITY-SEQUENCE:1\n"), "\(text)")
         #expect(text.components(separatedBy: "#EXTINF").count - 1 == 5)
+        // Out of the list, a segment's file stays for its duration plus the longest playlist that
+        // listed it (RFC 8216 6.2.2): segment 0 left when segment 5 came (media time 12 s, the
+        // playlist 12 s long then), so it goes once 2 + 12 s more have been added (segment 12).
+        #expect(expired.isEmpty, "nothing out of the list long enough yet")
+        #expect(r.departed.map(\.segment.sequence) == Array(0...6))
+        #expect(r.archivedSegment(0)?.sequence == 0 && r.segment(0) == nil, "still fetchable, from disk")
+        for n in 12..<19 { expired += r.add(Self.segment(n), window: 3, dvrWindow: 10) }
+        #expect(expired == [0, 1, 2, 3, 4, 5, 6], "files of segments past their grace can go")
+        #expect(r.archivedSegment(6) == nil && r.archivedSegment(7)?.sequence == 7)
     }
 
     @Test func withoutDVRNothingIsArchived() throws {
         var r = try StreamPackageTests.rendition("360p", kind: .video, segments: 0)
         for n in 0..<6 { #expect(r.add(Self.segment(n), window: 3).isEmpty) }
         #expect(r.archived.isEmpty && r.segments.map(\.sequence) == [3, 4, 5])
+    }
+
+    /// A player that read the playlist just before its first segment slid out must still get
+    /// that segment (Chromium's native player fetched it 10 ms after the playlist and got 404).
+    /// Golden table: after each segment is added to a 3-segment window of 2 s segments, which
+    /// are listed and which are still fetchable. A segment leaving at media time t stays until
+    /// t + its 2 s + 8 s (the longest playlist with it: three segments and the parts of the one
+    /// that pushed it out).
+    @Test func segmentsOutOfTheLiveWindowStayFetchableForTheirGrace() throws {
+        var r = try StreamPackageTests.rendition("360p", kind: .video, segments: 0)
+        let table: [(added: Int, listed: [Int], fetchable: [Int])] = [
+            (0, [0], [0]),
+            (2, [0, 1, 2], [0, 1, 2]),
+            (3, [1, 2, 3], [0, 1, 2, 3]),     // 0 left at 8 s, until 18 s
+            (7, [5, 6, 7], Array(0...7)),
+            (8, [6, 7, 8], Array(1...8)),     // 18 s: 0 is gone
+            (12, [10, 11, 12], Array(5...12)),
+        ]
+        var next = 0
+        for row in table {
+            while next <= row.added { #expect(r.add(Self.segment(next), window: 3).isEmpty, "no files without a DVR"); next += 1 }
+            #expect(r.listedSegments.map(\.sequence) == row.listed, "after \(row.added)")
+            let fetchable = (0...12).filter { r.segment($0)?.bytes.count == 100 }
+            #expect(fetchable == row.fetchable, "after \(row.added)")
+            #expect(r.archivedSegment(row.fetchable[0]) == nil, "in memory, not on disk")
+        }
+        let text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil)
+        #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:10\n") && !text.contains("seg-9.m4s"), "departed segments are not listed: \(text)")
     }
 }

@@ -140,11 +140,16 @@ import Testing
         text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil)
         #expect(text.contains("#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:2.00000,\nseg-1.m4s\n"), "\(text)")
         #expect(text.contains("seg-3.m4s\n#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"init-1.mp4\"\n#EXTINF:2.00000,\nseg-4.m4s\n"), "\(text)")
-        // Once the last segment of version 0 leaves the window, so does its init segment.
+        // Once the last segment of version 0 leaves the window, the playlist stops naming its
+        // init segment; both stay fetchable while that segment does (RFC 8216 6.2.2), then go.
         for n in 5...7 { r.add(Self.segment(n), window: 4) }
-        #expect(r.initSegment(version: 0) == nil && r.olderInitSegments.isEmpty)
         text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil)
         #expect(text.contains("#EXT-X-MAP:URI=\"init-1.mp4\"\n#EXT-X-DISCONTINUITY\n#EXTINF:2.00000,\nseg-4.m4s\n") && !text.contains("init.mp4"), "\(text)")
+        #expect(r.segment(3) != nil && r.initSegment(version: 0) == v0, "segment 3 left at 14 s, fetchable until 26 s")
+        for n in 8...12 { r.add(Self.segment(n), window: 4) }
+        #expect(r.segment(3) != nil && r.initSegment(version: 0) == v0)
+        r.add(Self.segment(13), window: 4)
+        #expect(r.segment(3) == nil && r.initSegment(version: 0) == nil && r.olderInitSegments.isEmpty)
     }
 
     @Test func theDVRWindowKeepsOldInitSegmentsWhileListed() throws {

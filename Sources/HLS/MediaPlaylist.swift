@@ -111,6 +111,12 @@ public struct MediaPlaylist: Equatable, Sendable {
         self.skippedSegments = skippedSegments
     }
 
+    /// PART-TARGET as written: rounded up to the millisecond, so every part's duration stays at
+    /// or under it. What PART-HOLD-BACK is measured against.
+    public static func writtenPartTarget(_ seconds: Double) -> Double {
+        (seconds * 1000 - 1e-6).rounded(.up) / 1000
+    }
+
     public func render() -> String {
         // EXT-X-SKIP needs protocol version 9 (section 4.4.5.2); everything else here is version 7.
         var lines = ["#EXTM3U", "#EXT-X-VERSION:\(skippedSegments > 0 ? 9 : 7)", "#EXT-X-TARGETDURATION:\(targetDuration)"]
@@ -121,8 +127,7 @@ public struct MediaPlaylist: Equatable, Sendable {
             if let hold = c.partHoldBack { attrs.append("PART-HOLD-BACK=\(formatDecimal(hold, places: 3))") }
             lines.append("#EXT-X-SERVER-CONTROL:" + attrs.joined(separator: ","))
         }
-        // Rounded up to the millisecond: every part's duration must stay at or under it.
-        if let partTarget { lines.append("#EXT-X-PART-INF:PART-TARGET=\(formatDecimal((partTarget * 1000 - 1e-6).rounded(.up) / 1000, places: 3))") }
+        if let partTarget { lines.append("#EXT-X-PART-INF:PART-TARGET=\(formatDecimal(Self.writtenPartTarget(partTarget), places: 3))") }
         lines.append("#EXT-X-MEDIA-SEQUENCE:\(segments.first?.sequence ?? 0)")
         if discontinuitySequence > 0 { lines.append("#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)") }
         if let playlistType { lines.append("#EXT-X-PLAYLIST-TYPE:\(playlistType)") }

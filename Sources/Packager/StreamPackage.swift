@@ -221,8 +221,9 @@ public struct LowLatencySettings: Sendable, Equatable {
     /// Segments at the live edge whose parts are listed (the draft drops parts more than three
     /// target durations from the end).
     public var partSegments = 3
-    /// PART-HOLD-BACK: three part targets, the draft's recommended minimum.
-    public var partHoldBack: Double { partTarget * 3 }
+    /// PART-HOLD-BACK: three part targets as written in the playlist (1/3 s is written 0.334),
+    /// the draft's recommended minimum.
+    public var partHoldBack: Double { MediaPlaylist.writtenPartTarget(partTarget) * 3 }
     public init(partTarget: Double) { self.partTarget = partTarget }
 }
 

@@ -15,7 +15,7 @@ import Testing
                 PlaylistSegment(sequence: 41, duration: 0.66666, uri: "seg-41.m4s", programDateTime: "2026-11-23T10:00:02.000Z", parts: parts),
             ],
             partTarget: 1.0 / 3.0,
-            serverControl: ServerControl(canBlockReload: true, canSkipUntil: 12, partHoldBack: 1),
+            serverControl: ServerControl(canBlockReload: true, canSkipUntil: 12, partHoldBack: 3 * MediaPlaylist.writtenPartTarget(1.0 / 3.0)),
             trailingParts: [PlaylistPart(duration: 0.33333, uri: "part-42.0.m4s", independent: true)],
             preloadHintURI: "part-42.1.m4s",
             renditionReports: [RenditionReport(uri: "../240p/index.m3u8", lastSequence: 42, lastPart: 0)],
@@ -27,7 +27,7 @@ import Testing
         #EXTM3U
         #EXT-X-VERSION:7
         #EXT-X-TARGETDURATION:2
-        #EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=12.000,PART-HOLD-BACK=1.000
+        #EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=12.000,PART-HOLD-BACK=1.002
         #EXT-X-PART-INF:PART-TARGET=0.334
         #EXT-X-MEDIA-SEQUENCE:40
         #EXT-X-MAP:URI="init.mp4"

@@ -123,14 +123,24 @@ import Testing
         #expect(r.part(1, 6) == nil)
         let windowed = try Self.fed(frames: 330)  // segments 0...4, window of 3
         #expect(windowed.segments.map(\.sequence) == [2, 3, 4])
-        #expect(windowed.segment(1) == nil && windowed.part(1, 0) == nil && windowed.segment(4) != nil)
+        #expect(windowed.segment(4) != nil)
+        #expect(windowed.segment(1) != nil && windowed.part(1, 0) == r.part(1, 0), "out of the window, fetchable for its grace (RFC 8216 6.2.2)")
+        #expect(windowed.segment(5) == nil && windowed.part(5, 9) == nil)
+    }
+
+    /// PART-HOLD-BACK is three PART-TARGETs as the playlist writes them (rounded up to the
+    /// millisecond), never three of the unrounded target (1.000 was below 3 × 0.334).
+    @Test(arguments: [(0.2, "0.200", "0.600"), (0.25, "0.250", "0.750"), (1.0 / 3.0, "0.334", "1.002"), (0.3, "0.300", "0.900"), (0.4999, "0.500", "1.500"), (0.5, "0.500", "1.500")])
+    func partHoldBackIsThreeWrittenPartTargets(_ row: (target: Double, written: String, hold: String)) throws {
+        let text = try Self.fed(frames: 330).mediaPlaylist(targetDuration: 2, lowLatency: LowLatencySettings(partTarget: row.target))
+        #expect(text.contains("PART-HOLD-BACK=\(row.hold)\n#EXT-X-PART-INF:PART-TARGET=\(row.written)\n"), "\(text)")
     }
 
     @Test func lowLatencyPlaylistListsRecentPartsAndHintsTheNextOne() throws {
         var r = try Self.fed(frames: 330)
         let ll = LowLatencySettings(partTarget: 1.0 / 3.0)
         var text = r.mediaPlaylist(targetDuration: 2, lowLatency: ll, reports: [RenditionReport(uri: "../240p/index.m3u8", lastSequence: 5, lastPart: 2)])
-        #expect(text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=12.000,PART-HOLD-BACK=1.000\n#EXT-X-PART-INF:PART-TARGET=0.334\n"))
+        #expect(text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=12.000,PART-HOLD-BACK=1.002\n#EXT-X-PART-INF:PART-TARGET=0.334\n"))
         #expect(text.contains("#EXT-X-PART:DURATION=0.33333,URI=\"part-2.0.m4s\",INDEPENDENT=YES\n#EXT-X-PART:DURATION=0.33333,URI=\"part-2.1.m4s\"\n"))
         #expect(text.contains("URI=\"part-5.0.m4s\",INDEPENDENT=YES\n#EXT-X-PART:DURATION=0.33333,URI=\"part-5.1.m4s\"\n#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"part-5.2.m4s\"\n#EXT-X-RENDITION-REPORT:URI=\"../240p/index.m3u8\",LAST-MSN=5,LAST-PART=2\n"), "\(text)")
         #expect(!text.contains("ENDLIST"))

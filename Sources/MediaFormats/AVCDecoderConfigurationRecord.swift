@@ -65,9 +65,13 @@ public struct AVCDecoderConfigurationRecord: Equatable, Sendable {
         return w.bytes
     }
 
-    /// RFC 6381 codecs parameter: `avc1.PPCCLL`.
+    /// RFC 6381 codecs parameter: `avc1.PPCCLL`, from the SPS itself (profile_idc, the constraint
+    /// flags and level_idc follow its NAL header): a publisher's record header can disagree with
+    /// its SPS, and a player picks its decoder by this string. The header's copies only without an SPS.
     public var codecString: String {
-        "avc1." + [profileIndication, profileCompatibility, levelIndication].map { String(format2hex: $0) }.joined()
+        let fields = sequenceParameterSets.first.flatMap { $0.count >= 4 ? Array($0[1...3]) : nil }
+            ?? [profileIndication, profileCompatibility, levelIndication]
+        return "avc1." + fields.map { String(format2hex: $0) }.joined()
     }
 
     public func parsedSPS() throws -> H264SequenceParameterSet {

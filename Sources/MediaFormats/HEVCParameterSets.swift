@@ -149,9 +149,11 @@ public struct HEVCDecoderConfigurationRecord: Equatable, Sendable {
         return try HEVCSequenceParameterSet(parsing: sps)
     }
 
-    /// ISO/IEC 14496-15 annex E: `hvc1.<space><profile>.<compat reversed hex>.<L|H><level>.<constraints>`.
+    /// ISO/IEC 14496-15 annex E: `hvc1.<space><profile>.<compat reversed hex>.<L|H><level>.<constraints>`,
+    /// from the SPS's profile_tier_level (the record header's copy only when the SPS does not parse).
     public var codecString: String {
-        let b = generalProfileTierLevel
+        let fromSPS = (try? parsedSPS())?.generalProfileTierLevel
+        let b = fromSPS?.count == 12 ? fromSPS! : generalProfileTierLevel
         let space = ["", "A", "B", "C"][Int(b[0] >> 6)]
         let tier = b[0] & 0x20 != 0 ? "H" : "L"
         let profile = b[0] & 0x1F

@@ -1,33 +1,54 @@
 import Foundation
 import Logging
 import Metrics
+import Synchronization
 
 /// The DVR window's media on disk. The live window stays in memory (`PackageStore`); every
 /// finished segment is also written here, on the archive's own serial queue, so when it scrolls
 /// out of memory it stays playable until it is older than the DVR window, then its file is
 /// deleted. Reads run on a separate concurrent queue: a viewer seeking back never makes the live
-/// edge wait for the disk, and the packaging thread never waits for either.
+/// edge wait for the disk, and the packaging thread never waits for either. A disk slower than
+/// the streams gets at most `maximumQueuedBytes` waiting: past that a segment is not written
+/// (counted and logged; seeking back to it answers 503) instead of memory growing without end.
 public final class DVRArchive: Sendable {
+    public static let maximumQueuedBytes = 256 << 20
     private let root: URL
     private let writes = DispatchQueue(label: "storecast.dvr.write")
     private let reads = DispatchQueue(label: "storecast.dvr.read", attributes: .concurrent)
     private let logger: Logger
     private let failures = Counter(label: "storecast_packager_dvr_write_failures_total")
+    private let skipped = Counter(label: "storecast_packager_dvr_writes_skipped_total")
+    private let queuedBytes = Atomic<Int>(0)
+    private let limit: Int
 
-    public init(root: String, logger: Logger) {
+    public init(root: String, logger: Logger, maximumQueuedBytes: Int = DVRArchive.maximumQueuedBytes) {
         self.root = URL(fileURLWithPath: root).standardizedFileURL
         self.logger = logger
+        self.limit = maximumQueuedBytes
     }
+
+    /// Bytes handed over and not yet on disk.
+    public var queued: Int { queuedBytes.load(ordering: .relaxed) }
 
     func path(_ key: String, _ rendition: String, _ sequence: Int) -> URL {
         root.appendingPathComponent(key).appendingPathComponent(rendition).appendingPathComponent(PlaylistURIs.plain.segment(sequence))
     }
 
-    /// Queues the segment's bytes for disk (shared, not copied); returns at once.
-    func write(_ key: String, rendition: String, segment: PackagedSegment) {
+    /// Queues the segment's bytes for disk (shared, not copied); returns at once. Returns false
+    /// when the disk is too far behind and the segment was not queued.
+    @discardableResult
+    func write(_ key: String, rendition: String, segment: PackagedSegment) -> Bool {
         let file = path(key, rendition, segment.sequence)
-        let (logger, failures) = (self.logger, self.failures)
-        writes.async {
+        let size = segment.bytes.count
+        guard queuedBytes.add(size, ordering: .relaxed).newValue <= limit else {
+            queuedBytes.subtract(size, ordering: .relaxed)
+            skipped.increment()
+            logger.error("DVR disk is behind: segment not written; seeking back to it will fail. Check the disk under --dvr-dir or shorten --dvr-window.",
+                         metadata: ["file": "\(file.path)", "queued_bytes": "\(queued)"])
+            return false
+        }
+        writes.async { [self] in
+            defer { queuedBytes.subtract(size, ordering: .relaxed) }
             do {
                 try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try MediaFile.save(file.path, segment.bytes)
@@ -36,7 +57,11 @@ public final class DVRArchive: Sendable {
                 logger.error("DVR segment not written; seeking back to it will fail", metadata: ["file": "\(file.path)", "reason": "\(MediaFile.reason(error))"])
             }
         }
+        return true
     }
+
+    /// Holds the write queue until `release` returns (tests: a disk that stalls).
+    func stall(until release: @escaping @Sendable () -> Void) { writes.async { release() } }
 
     /// Deletes segments that left the DVR window (after any write still queued for them).
     func delete(_ key: String, rendition: String, sequences: [Int]) {

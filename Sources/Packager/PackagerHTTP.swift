@@ -44,6 +44,7 @@ enum PackagerHTTP {
         let router = Router(context: PackagerRequestContext.self)
         let rendered = PlaylistRenderCache()
         router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.contentType, .range, .ifNoneMatch], allowMethods: [.get, .head, .options], exposedHeaders: ["ETag"]))
+        router.add(middleware: ExposedHeadersMiddleware(exposed: "ETag"))
         router.get("/healthz") { _, _ in "ok" }
         router.get("/") { _, _ -> Response in
             let list = store.keys().map { key in (key: key, live: !(store.package(key)?.ended ?? true)) }
@@ -70,7 +71,7 @@ enum PackagerHTTP {
             while true {
                 let (snapshot, version) = store.snapshot(key)
                 let package = try found(snapshot, key: key)
-                if package.isReady { return playlist(.init(package.multivariantPlaylist(query: tokenQuery(request))), request: request, cache: "max-age=1") }
+                if package.isReady { return playlist(.init(package.multivariantPlaylist(query: tokenQuery(request), inGeneration: true)), request: request, cache: "max-age=1") }
                 if package.ended { throw HTTPError(.notFound, message: "The stream ended before its first segments were ready.") }
                 try await hold(store, key, after: version, until: deadline, timeout: "The stream has started but its first segments are not ready yet; retry in a second.")
             }
@@ -82,11 +83,24 @@ enum PackagerHTTP {
             }
             return bytes(still.jpeg, type: "image/jpeg", cache: "max-age=2")
         }
-        live.get(":rendition/index.m3u8") { request, context -> Response in
-            try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context)
+        // Renditions under the package's generation (what master.m3u8 names: media served
+        // immutable), and directly under the stream (the current generation; media revalidated).
+        // Hummingbird wants one parameter name per position, hence :a/:b/:c (RenditionAddress).
+        live.get(":a/:b/index.m3u8") { request, context -> Response in
+            try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context,
+                                    at: RenditionAddress(generation: try context.parameters.require("a"), rendition: try context.parameters.require("b")))
         }
-        live.get(":rendition/:media") { request, context -> Response in
-            try await media(store: store, settings: settings, request: request, context: context)
+        live.get(":a/:b/:c") { request, context -> Response in
+            try await media(store: store, settings: settings, request: request, context: context,
+                            at: RenditionAddress(generation: try context.parameters.require("a"), rendition: try context.parameters.require("b")), file: try context.parameters.require("c"))
+        }
+        live.get(":a/index.m3u8") { request, context -> Response in
+            try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context,
+                                    at: RenditionAddress(generation: nil, rendition: try context.parameters.require("a")))
+        }
+        live.get(":a/:b") { request, context -> Response in
+            try await media(store: store, settings: settings, request: request, context: context,
+                            at: RenditionAddress(generation: nil, rendition: try context.parameters.require("a")), file: try context.parameters.require("b"))
         }
         return router
     }
@@ -106,8 +120,8 @@ enum PackagerHTTP {
     }
 
     /// A media playlist, held while a blocking reload waits for the segment or part it names.
-    static func mediaPlaylist(store: PackageStore, settings: OriginSettings, rendered: PlaylistRenderCache, request: Request, context: PackagerRequestContext) async throws -> Response {
-        let (key, name) = try names(context)
+    static func mediaPlaylist(store: PackageStore, settings: OriginSettings, rendered: PlaylistRenderCache, request: Request, context: PackagerRequestContext, at address: RenditionAddress) async throws -> Response {
+        let (key, name) = (try streamKey(context), address.rendition)
         var directives = DeliveryDirectives()
         if settings.lowLatency != nil {
             do { directives = try DeliveryDirectives(query: query(request)) } catch {
@@ -119,7 +133,7 @@ enum PackagerHTTP {
         let deadline = ContinuousClock.now + settings.blockTimeout
         while true {
             let (snapshot, version) = store.snapshot(key)
-            let (package, rendition) = try found(snapshot, key: key, rendition: name)
+            let (package, rendition) = try found(snapshot, key: key, rendition: name, generation: address.generation)
             switch BlockingReloadDecision.decide(directives, edge: rendition.edge, partTarget: settings.lowLatency?.partTarget ?? 1) {
             case .badRequest(let message):
                 badDirectives.increment()
@@ -141,42 +155,47 @@ enum PackagerHTTP {
 
     /// An init segment, a segment or a part. The part the origin writes next (the preload hint)
     /// is held until its first CMAF chunk exists, then streamed chunk by chunk as they are written.
-    static func media(store: PackageStore, settings: OriginSettings, request: Request, context: PackagerRequestContext) async throws -> Response {
-        let (key, name) = try names(context)
-        let file = try context.parameters.require("media")
+    static func media(store: PackageStore, settings: OriginSettings, request: Request, context: PackagerRequestContext, at address: RenditionAddress, file: String) async throws -> Response {
+        let (key, name) = (try streamKey(context), address.rendition)
         guard let resource = PlaylistURIs.resource(file) else {
             throw HTTPError(.badRequest, message: "Media names look like init.mp4, init-<version>.mp4, seg-<msn>.m4s or part-<msn>.<part>.m4s.")
         }
         let deadline = ContinuousClock.now + settings.blockTimeout
         while true {
             let (snapshot, version) = store.snapshot(key)
-            let (package, rendition) = try found(snapshot, key: key, rendition: name)
-            // Immutable media: the ETag names the stream, rendition and file.
-            let etag = "\"\(name)-\(package.streamID)-\(file)\""
-            let media = { (data: [UInt8]) in bytes(data, headers: immutableMedia(etag: etag)) }
+            let (package, rendition) = try found(snapshot, key: key, rendition: name, generation: address.generation)
+            // The ETag names the stream, its generation, the rendition and the file. Immutable
+            // under the generation's directory; revalidated directly under the stream, where the
+            // same name is reused by the next generation.
+            let etag = "\"\(name)-\(package.streamID)-\(package.generation)-\(file)\""
+            let immutable = address.generation != nil
+            let media = { (data: [UInt8], type: String) in
+                let headers = mediaHeaders(type: type, etag: etag, immutable: immutable)
+                return notModified(request, etag: etag, cache: headers[.cacheControl] ?? "") ?? bytes(data, headers: headers)
+            }
             switch resource {
             case .initSegment(let version):
                 guard let data = rendition.initSegment(version: version) else {
                     throw HTTPError(.notFound, message: "Init segment version \(version) is no longer listed; reload the playlist.")
                 }
-                return bytes(data, headers: immutableMedia(type: "video/mp4", etag: etag))
+                return media(data, "video/mp4")
             case .segment(let n):
-                if let segment = rendition.segment(n) { return media(segment.bytes) }
+                if let segment = rendition.segment(n) { return media(segment.bytes, segmentType) }
                 guard let dvr = settings.dvr, rendition.archivedSegment(n) != nil else {
                     throw HTTPError(.notFound, message: "Segment \(n) is not in the live window.")
                 }
                 guard let data = await dvr.read(key, rendition: name, sequence: n) else {
                     throw HTTPError(.serviceUnavailable, message: "Segment \(n) of the DVR window cannot be read from disk; see the packager's log.")
                 }
-                return media(data)
+                return media(data, segmentType)
             case .part(let m, let i):
-                if let data = rendition.part(m, i) { return media(data) }
+                if let data = rendition.part(m, i) { return media(data, segmentType) }
                 let decision = BlockingReloadDecision.decide(DeliveryDirectives(mediaSequence: m, part: i), edge: rendition.edge, partTarget: settings.lowLatency?.partTarget ?? 1)
                 guard decision == .hold, settings.lowLatency != nil else {
                     throw HTTPError(.notFound, message: "Part \(m).\(i) is not in the live window.")
                 }
                 if let open = rendition.partInProgress, open.sequence == m, open.index == i {
-                    return Response(status: .ok, headers: immutableMedia(etag: etag), body: ResponseBody { writer in
+                    return Response(status: .ok, headers: mediaHeaders(etag: etag, immutable: immutable), body: ResponseBody { writer in
                         try await streamPart(m, i, of: name, key: key, store: store, stall: settings.blockTimeout, to: &writer)
                     })
                 }
@@ -232,10 +251,6 @@ enum PackagerHTTP {
         PackageStore.key(tenant: try context.parameters.require("tenant"), stream: try context.parameters.require("stream"))
     }
 
-    private static func names(_ context: PackagerRequestContext) throws -> (key: String, rendition: String) {
-        (try streamKey(context), try context.parameters.require("rendition"))
-    }
-
     private static func found(_ package: StreamPackage?, key: String) throws -> StreamPackage {
         guard let package else {
             throw HTTPError(.notFound, message: "No stream \(key) on this packager. Is the publisher live?")
@@ -243,8 +258,11 @@ enum PackagerHTTP {
         return package
     }
 
-    private static func found(_ package: StreamPackage?, key: String, rendition name: String) throws -> (StreamPackage, RenditionPackage) {
+    private static func found(_ package: StreamPackage?, key: String, rendition name: String, generation: String? = nil) throws -> (StreamPackage, RenditionPackage) {
         let package = try found(package, key: key)
+        if let generation, generation != package.generation {
+            throw HTTPError(.notFound, message: "\(key) was packaged afresh since this URL was written (generation \(generation) is gone, \(package.generation) is live); reload master.m3u8.")
+        }
         guard let rendition = package.renditions[name] else {
             throw HTTPError(.notFound, message: "No rendition \(name); see master.m3u8 for the list.")
         }
@@ -262,14 +280,16 @@ enum PackagerHTTP {
 
     /// A playlist with a content ETag; a matching If-None-Match gets 304 and no body.
     private static func playlist(_ rendered: PlaylistRenderCache.Rendered, request: Request, cache: String) -> Response {
-        let (data, etag) = (rendered.bytes, rendered.etag)
-        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
-            var headers = HTTPFields()
-            headers[.eTag] = etag
-            headers[.cacheControl] = cache
-            return Response(status: .notModified, headers: headers)
-        }
-        return bytes(data, type: playlistType, cache: cache, etag: etag)
+        notModified(request, etag: rendered.etag, cache: cache) ?? bytes(rendered.bytes, type: playlistType, cache: cache, etag: rendered.etag)
+    }
+
+    /// 304 when the request's If-None-Match names `etag`.
+    private static func notModified(_ request: Request, etag: String, cache: String) -> Response? {
+        guard let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) else { return nil }
+        var headers = HTTPFields()
+        headers[.eTag] = etag
+        headers[.cacheControl] = cache
+        return Response(status: .notModified, headers: headers)
     }
 
     private static func bytes(_ data: [UInt8], type: String, cache: String, etag: String? = nil) -> Response {
@@ -286,11 +306,13 @@ enum PackagerHTTP {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// Headers of init segments, segments and parts: immutable, the ETag naming the file.
-    private static func immutableMedia(type: String = "video/iso.segment", etag: String) -> HTTPFields {
+    /// Headers of init segments, segments and parts: immutable (or revalidated), the ETag naming the file.
+    private static let segmentType = "video/iso.segment"
+
+    private static func mediaHeaders(type: String = segmentType, etag: String, immutable: Bool) -> HTTPFields {
         var headers = HTTPFields()
         headers[.contentType] = type
-        headers[.cacheControl] = "max-age=31536000, immutable"
+        headers[.cacheControl] = immutable ? "max-age=31536000, immutable" : "no-cache"
         headers[.eTag] = etag
         return headers
     }
@@ -305,6 +327,27 @@ struct PlaybackGateMiddleware: RouterMiddleware {
         let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
         try await gate.authorize(tenant: tenant, stream: stream, token: request.uri.queryParameters.get("token"))
         return try await next(request, context)
+    }
+}
+
+/// Where a request found a rendition: under a generation's directory (what master.m3u8 names),
+/// or directly under the stream (`generation` nil: whatever generation is live).
+struct RenditionAddress {
+    var generation: String?
+    var rendition: String
+}
+
+/// Access-Control-Expose-Headers on actual cross-origin responses: Hummingbird's
+/// `CORSMiddleware` sends it only on preflight answers, where the Fetch standard ignores it, so a
+/// player page on another origin could not read the ETag.
+struct ExposedHeadersMiddleware: RouterMiddleware {
+    typealias Context = PackagerRequestContext
+    let exposed: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        if request.method != .options, request.headers.contains(.origin) { response.headers[.accessControlExposeHeaders] = exposed }
+        return response
     }
 }
 

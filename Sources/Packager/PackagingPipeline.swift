@@ -164,7 +164,10 @@ final class PackagingPipeline: ZMQActorBody {
             // A starting show's first segments may end at the transcoder's fast-start keyframe
             // (the passed-through source keeps the publisher's keyframes).
             if starting, !track.isSource { segmenter.startMinimum = min(partTarget, targetDuration / 6) }
-            if stream.segmenters[track.trackID] != nil || a.discontinuity { segmenter.markDiscontinuity() }
+            // A new session on a package still in memory (the last show ended within the
+            // retention) starts its timeline over after what is listed.
+            let continuesPackage = starting && (store.package(key)?.renditions[track.name]?.edge.lastSequence ?? -1) >= 0
+            if stream.segmenters[track.trackID] != nil || a.discontinuity || continuesPackage { segmenter.markDiscontinuity() }
             stream.segmenters[track.trackID] = segmenter
             stream.names[track.trackID] = track.name
         }
@@ -178,7 +181,7 @@ final class PackagingPipeline: ZMQActorBody {
         }
         streams[a.streamID] = stream
         store.update(key) { package in
-            var p = package ?? StreamPackage(streamID: a.streamID, tenant: a.tenant, name: a.streamName, renditions: [:])
+            var p = package ?? StreamPackage(streamID: a.streamID, tenant: a.tenant, name: a.streamName, renditions: [:], generation: StreamPackage.generation(at: Date()))
             p.ended = false
             for (name, rendition) in fresh {
                 if p.renditions[name] != nil { p.renditions[name]!.reconfigure(rendition) } else { p.renditions[name] = rendition }

@@ -1,3 +1,4 @@
+import Foundation
 import FMP4
 import HLS
 import MediaFormats
@@ -57,6 +58,9 @@ public struct RenditionPackage: Sendable {
     public var departed: [DepartedSegment] = []
     /// Seconds of segments added so far: the live stream's clock for `departed`.
     public var addedDuration: Double = 0
+    /// The longest segment ever added: EXT-X-TARGETDURATION must not change (RFC 8216 6.2.1), so
+    /// it never shrinks back when that segment leaves the window.
+    public var longestSegment: Double = 0
 
     /// The newest complete segment and the newest part, for blocking reload.
     public var edge: PlaylistEdge {
@@ -88,6 +92,7 @@ public struct RenditionPackage: Sendable {
         segment.initVersion = initVersion
         segments.append(segment)
         addedDuration += segment.duration
+        longestSegment = max(longestSegment, segment.duration)
         // What the playlist listed before anything leaves: the longest playlist a leaving segment was in.
         var listed = listedSegments.reduce(0) { $0 + $1.duration }
         let longest = listed
@@ -187,8 +192,9 @@ public struct RenditionPackage: Sendable {
                 parts: lowLatency != nil && s.sequence >= partsFrom ? s.parts.enumerated().map { PlaylistPart(duration: $1.duration, uri: uri.part(s.sequence, $0), independent: $1.independent) } : [],
                 mapURI: i > 0 && all[i - 1].initVersion != s.initVersion ? uri.initSegment(s.initVersion) : nil)
         }
-        // RFC 8216 4.3.3.1: every EXTINF rounded to the nearest integer is <= the target.
-        let target = max(Int(targetDuration.rounded()), Int((all.map(\.duration).max() ?? targetDuration).rounded()), 1)
+        // RFC 8216 4.3.3.1: every EXTINF rounded to the nearest integer is <= the target; 6.2.1:
+        // the target does not change, so it covers every segment so far, not only those listed.
+        let target = max(Int(targetDuration.rounded()), Int(max(longestSegment, all.map(\.duration).max() ?? 0).rounded()), 1)
         var playlist = MediaPlaylist(targetDuration: target, mapURI: uri.initSegment(all.first?.initVersion ?? initVersion), segments: listed, discontinuitySequence: discontinuitySequence, ended: ended)
         if let ll = lowLatency {
             let skipBoundary = Double(target) * 6
@@ -264,6 +270,12 @@ public struct StreamPackage: Sendable {
     public var tenant: String
     public var name: String
     public var renditions: [String: RenditionPackage]
+    /// The directory the multivariant playlist puts the renditions under
+    /// (`live/T/S/GENERATION/360p/index.m3u8`), new whenever the package is made afresh: a show
+    /// after the previous one left memory, or a packager that restarted, numbers its media from 1
+    /// again, and media are served immutable, so the same URL must never name other bytes.
+    /// Empty: no directory (tests; recordings on disk).
+    public var generation = ""
     public var ended = false
     /// The latest preview still (JPEG) from the transcoder.
     public var thumbnail: Thumbnail?
@@ -299,18 +311,26 @@ public struct StreamPackage: Sendable {
             }
     }
 
-    public func multivariantPlaylist(query: String = "") -> String {
+    /// A generation for a package made at `date`: its milliseconds since 1970 in base 36.
+    public static func generation(at date: Date) -> String {
+        String(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)), radix: 36)
+    }
+
+    /// The multivariant playlist. `inGeneration`: rendition URIs go through the generation's
+    /// directory (live serving); without it they are bare (recordings).
+    public func multivariantPlaylist(query: String = "", inGeneration: Bool = false) -> String {
+        let dir = inGeneration && !generation.isEmpty ? "\(generation)/" : ""
         let audio = audioRendition
         let videos = videoRenditions.filter { !$0.segments.isEmpty && !$0.retired }
         if videos.isEmpty, let audio, !audio.segments.isEmpty {
             return MultivariantPlaylist.render(variants: [VariantStream(
-                uri: "\(audio.track.name)/index.m3u8\(query)", bandwidth: Int(audio.track.bitrate) + 16_000,
+                uri: "\(dir)\(audio.track.name)/index.m3u8\(query)", bandwidth: Int(audio.track.bitrate) + 16_000,
                 averageBandwidth: audio.averageBitrate, codecs: [audio.codecString])])
         }
         let audioBandwidth = audio.map { Int($0.track.bitrate) } ?? 0
         let variants = videos.map { v in
             VariantStream(
-                uri: "\(v.track.name)/index.m3u8\(query)",
+                uri: "\(dir)\(v.track.name)/index.m3u8\(query)",
                 bandwidth: max(Int(Double(v.track.bitrate) * 1.1), v.peakBitrate ?? 0) + audioBandwidth,
                 averageBandwidth: v.averageBitrate.map { $0 + (audio?.averageBitrate ?? 0) },
                 width: Int(v.track.width), height: Int(v.track.height),
@@ -318,7 +338,7 @@ public struct StreamPackage: Sendable {
                 codecs: [v.codecString] + (audio.map { [$0.codecString] } ?? []),
                 audioGroup: audio == nil ? nil : "audio")
         }
-        let groups = audio.map { [AudioRendition(groupID: "audio", name: "Main", uri: "\($0.track.name)/index.m3u8\(query)", channels: Int($0.track.channels))] } ?? []
+        let groups = audio.map { [AudioRendition(groupID: "audio", name: "Main", uri: "\(dir)\($0.track.name)/index.m3u8\(query)", channels: Int($0.track.channels))] } ?? []
         return MultivariantPlaylist.render(variants: variants, audio: groups)
     }
 }

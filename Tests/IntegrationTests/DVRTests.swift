@@ -6,18 +6,18 @@ import Testing
 @Suite(.serialized) struct DVRTests {
     /// A stack whose packager keeps its DVR window in a directory of its own, and a publisher
     /// live on shop/`stream` for `seconds`.
-    static func publishing(_ stream: String, seconds: Int, packager arguments: [String]) async throws -> (stack: StorecastStack, dvr: URL, publisher: ServiceProcess) {
+    static func publishing(_ stream: String, seconds: Int, packager arguments: [String]) async throws -> (stack: StorecastStack, dvr: URL, publisher: ServiceProcess, key: String) {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: stream)
         let dir = stack.logDirectory.appendingPathComponent("dvr-\(stream)")
         try stack.start(packagerArguments: arguments + ["--dvr-dir", dir.path])
         try await stack.waitUntilReady()
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: seconds, logDirectory: stack.logDirectory)
-        return (stack, dir, publisher)
+        return (stack, dir, publisher, key)
     }
 
     @Test func segmentsOlderThanTheLiveWindowPlayFromDisk() async throws {
-        let (stack, dir, publisher) = try await Self.publishing("dvr", seconds: 45, packager: ["--window", "2", "--dvr-window", "8"])
+        let (stack, dir, publisher, _) = try await Self.publishing("dvr", seconds: 45, packager: ["--window", "2", "--dvr-window", "8"])
         defer { publisher.stop(grace: 1) }
         let base = "\(stack.playbackBase)/live/shop/dvr/360p"
         var playlist = ""
@@ -58,13 +58,15 @@ import Testing
     /// An ended stream stays playable (with ENDLIST) for the retention, then leaves memory and
     /// its DVR files go.
     @Test func anEndedStreamLeavesMemoryAfterTheRetention() async throws {
-        let (stack, dir, publisher) = try await Self.publishing("short", seconds: 5, packager: ["--ended-retention", "4", "--dvr-window", "30"])
+        let (stack, dir, publisher, key) = try await Self.publishing("short", seconds: 5, packager: ["--ended-retention", "4", "--dvr-window", "30"])
         defer { publisher.stop(grace: 1) }
         let base = "\(stack.playbackBase)/live/shop/short"
         let ended = await StorecastStack.eventually(timeout: .seconds(20)) {
             String(decoding: await TestEnvironment.httpGet("\(base)/360p/index.m3u8")?.body ?? [], as: UTF8.self).hasSuffix("#EXT-X-ENDLIST\n")
         }
         #expect(ended, "the ended stream is still served, ended:\n\(stack.logs())")
+        let oldMaster = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+        let oldVariant = try #require(oldMaster.split(separator: "\n").first { $0.hasSuffix("/360p/index.m3u8") }.map(String.init), "\(oldMaster)")
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("shop/short").path))
         let gone = await StorecastStack.eventually(timeout: .seconds(15)) {
             await TestEnvironment.httpGet("\(base)/master.m3u8")?.status == 404
@@ -73,6 +75,22 @@ import Testing
         #expect((stack.service("storecast-packager")?.log ?? "").contains("ended stream left memory"))
         let filesGone = await StorecastStack.eventually(timeout: .seconds(5)) { !FileManager.default.fileExists(atPath: dir.appendingPathComponent("shop/short").path) }
         #expect(filesGone, "its DVR files are deleted")
+        // The next show numbers its media from 1 again, under a new generation: the URLs the
+        // last show's playlists named (served immutable) never name the new show's bytes.
+        let again = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 5, logDirectory: stack.logDirectory)
+        defer { again.stop(grace: 1) }
+        var newMaster = ""
+        let back = await StorecastStack.eventually(timeout: .seconds(25)) {
+            newMaster = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+            return newMaster.contains("/360p/index.m3u8")
+        }
+        #expect(back, "the next show plays:\n\(stack.logs())")
+        let newVariant = try #require(newMaster.split(separator: "\n").first { $0.hasSuffix("/360p/index.m3u8") }.map(String.init), "\(newMaster)")
+        #expect(newVariant != oldVariant, "a new generation: \(oldVariant) then \(newVariant)")
+        let newPlaylist = String(decoding: await TestEnvironment.httpGet("\(base)/\(newVariant)")?.body ?? [], as: UTF8.self)
+        #expect(newPlaylist.contains("\nseg-1.m4s"), "numbered from 1 again: \(newPlaylist)")
+        let stale = try #require(await TestEnvironment.httpGet("\(base)/\(oldVariant.replacingOccurrences(of: "index.m3u8", with: "seg-1.m4s"))"))
+        #expect(stale.status == 404 && String(decoding: stale.body, as: UTF8.self).contains("reload master.m3u8"), "the last show's URL: \(stale.status)")
         _ = await stack.stop()
     }
 }

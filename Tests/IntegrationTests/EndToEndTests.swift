@@ -21,8 +21,15 @@ import Testing
         return lines.indices.compactMap { i in
             guard lines[i].hasPrefix("#EXT-X-STREAM-INF:"), i + 1 < lines.count,
                   let res = lines[i].firstMatch(of: /RESOLUTION=(\d+x\d+)/)?.1 else { return nil }
-            return (String(res), lines[i + 1])
+            return (String(res), withoutGeneration(lines[i + 1]))
         }
+    }
+
+    /// A multivariant playlist's rendition URI without the generation directory it sits under
+    /// (`mhx2k3j1/360p/index.m3u8` → `360p/index.m3u8`).
+    static func withoutGeneration(_ uri: String) -> String {
+        let parts = uri.split(separator: "/")
+        return parts.count == 3 ? parts.dropFirst().joined(separator: "/") : uri
     }
 
     /// Downloads init + one media segment of a rendition into a file ffprobe can read.
@@ -332,7 +339,7 @@ import Testing
         }
         #expect(appeared, "a source variant: \(master)\n\(stack.logs())")
         let line = master.split(separator: "\n").map(String.init)
-        let inf = try #require(line.firstIndex(of: "source/index.m3u8").map { line[$0 - 1] })
+        let inf = try #require(line.firstIndex { EndToEndTests.withoutGeneration($0) == "source/index.m3u8" }.map { line[$0 - 1] })
         #expect(inf.contains("CODECS=\"hvc1.1.6.L93.90,mp4a.40.2\"") || inf.contains("CODECS=\"hvc1."), "\(inf)")
         #expect(inf.contains("RESOLUTION=854x480"))
         let file = try await EndToEndTests.fetchSample(base: base, playlistURI: "source/index.m3u8", segmentIndex: 0, into: stack.logDirectory)

@@ -16,6 +16,16 @@ import Testing
         return (hint, complete)
     }
 
+    /// Parses `text` with Python's m3u8 (as `p`) and runs `body`, which prints one JSON object.
+    static func m3u8(_ text: String, named name: String, in directory: URL, _ body: String) async throws -> [String: Any] {
+        let saved = directory.appendingPathComponent(name)
+        try Data(text.utf8).write(to: saved)
+        let script = "import json, m3u8, sys\np = m3u8.load(sys.argv[1])\n" + body
+        let (status, output) = try await ServiceProcess.run(try TestEnvironment.testTool("venv/bin/python"), ["-c", script, saved.path])
+        #expect(status == 0, "m3u8 failed on \(name): \(output)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+    }
+
     @Test func lowLatencyOriginOnALiveStream() async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "ll")
@@ -23,16 +33,22 @@ import Testing
         try await stack.waitUntilReady()
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory)
         defer { publisher.stop(grace: 1) }
-        let base = "\(stack.playbackBase)/live/shop/ll/360p"
+        let stream = "\(stack.playbackBase)/live/shop/ll"
         // Announced, with parts but no whole segment yet: master.m3u8 is held until the first
         // segments are ready instead of answering 404.
         let starting = await StorecastStack.eventually(timeout: .seconds(25)) {
-            guard let r = await TestEnvironment.httpExchange("\(base)/index.m3u8"), r.status == 200 else { return false }
+            guard let r = await TestEnvironment.httpExchange("\(stream)/360p/index.m3u8"), r.status == 200 else { return false }
             return !Self.text(r).contains("#EXTINF")
         }
         #expect(starting, "never saw the rendition before its first segment")
-        let early = try #require(await TestEnvironment.httpExchange("\(stack.playbackBase)/live/shop/ll/master.m3u8"))
+        let early = try #require(await TestEnvironment.httpExchange("\(stream)/master.m3u8", headers: ["Origin": "https://shop.example"]))
         #expect(early.status == 200 && Self.text(early).contains("#EXT-X-STREAM-INF"), "\(early.status): \(Self.text(early))")
+        // CORS on the actual answer, with the ETag readable by a page on another origin.
+        #expect(early.headers["access-control-allow-origin"] == "*" && early.headers["access-control-expose-headers"] == "ETag", "\(early.headers)")
+        // Renditions sit under the package's generation, so media URLs never name other bytes.
+        let generation = try #require(Self.text(early).firstMatch(of: /\n([0-9a-z]+)\/360p\/index\.m3u8\n/).map { String($0.1) }, "\(Self.text(early))")
+        #expect(Self.text(early).contains("URI=\"\(generation)/audio/index.m3u8\""), "\(Self.text(early))")
+        let base = "\(stream)/\(generation)/360p"
         let ready = await StorecastStack.eventually(timeout: .seconds(25)) {
             Self.edge(Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8"))).lastComplete != nil
         }
@@ -64,6 +80,16 @@ import Testing
         let hinted = try #require(await TestEnvironment.httpExchange("\(base)/part-\(next.0).\(next.1).m4s"))
         #expect(hinted.status == 200 && hinted.headers["cache-control"] == "max-age=31536000, immutable")
         #expect(hinted.body.count > 8 && Array(hinted.body[4..<8]) == Array("moof".utf8))
+        // The same part directly under the stream (no generation): the same bytes, revalidated
+        // (the next show reuses the name), 304 for its ETag; a generation not live is 404.
+        let direct = try #require(await TestEnvironment.httpExchange("\(stream)/360p/part-\(next.0).\(next.1).m4s"))
+        #expect(direct.status == 200 && direct.body == hinted.body && direct.headers["cache-control"] == "no-cache", "\(direct.headers)")
+        let mediaTag = try #require(direct.headers["etag"])
+        #expect(mediaTag == hinted.headers["etag"] && mediaTag.contains(generation), "\(mediaTag)")
+        #expect(await TestEnvironment.httpExchange("\(base)/part-\(next.0).\(next.1).m4s", headers: ["If-None-Match": mediaTag])?.status == 304)
+        let stale = try #require(await TestEnvironment.httpExchange("\(stream)/zzzz/360p/part-\(next.0).\(next.1).m4s"))
+        #expect(stale.status == 404 && Self.text(stale).contains("reload master.m3u8"), "\(Self.text(stale))")
+        #expect(await TestEnvironment.httpExchange("\(stream)/zzzz/360p/index.m3u8")?.status == 404)
         try await Self.hintedPartIsStreamedAsItIsWritten(stack: stack, base: base)
 
         // Safari's form: _HLS_msn alone waits for that whole segment.
@@ -133,6 +159,26 @@ import Testing
         let delta = Self.text(await TestEnvironment.httpExchange("\(base)/index.m3u8?_HLS_skip=YES"))
         #expect(skipped, "no delta update: \(delta)")
         #expect(delta.contains("#EXT-X-VERSION:9"))
+
+        // Python's m3u8 parses the multivariant playlist and the delta update too.
+        let parsedMaster = try await Self.m3u8(Self.text(early), named: "master.m3u8", in: stack.logDirectory, """
+            print(json.dumps({"variants": [{"uri": v.uri, "bandwidth": v.stream_info.bandwidth, "average": v.stream_info.average_bandwidth,
+                "resolution": list(v.stream_info.resolution or []), "fps": v.stream_info.frame_rate, "codecs": v.stream_info.codecs, "audio": v.stream_info.audio} for v in p.playlists],
+              "media": [{"type": m.type, "group": m.group_id, "uri": m.uri} for m in p.media]}))
+            """)
+        let variants = try #require(parsedMaster["variants"] as? [[String: Any]], "\(parsedMaster)")
+        #expect(variants.count == 2, "480p and 360p: \(variants)")
+        for v in variants {
+            #expect((v["uri"] as? String)?.hasPrefix("\(generation)/") == true && (v["average"] as? Int ?? 0) > 0 && (v["bandwidth"] as? Int ?? 0) >= (v["average"] as? Int ?? .max), "\(v)")
+            #expect((v["fps"] as? Double) == 30 && (v["audio"] as? String) == "audio" && (v["codecs"] as? String)?.hasPrefix("avc1.") == true, "\(v)")
+        }
+        #expect(variants.compactMap { ($0["resolution"] as? [Int])?.last } == [480, 360], "best first: \(variants)")
+        #expect((parsedMaster["media"] as? [[String: Any]])?.map { "\($0["type"] ?? "")/\($0["group"] ?? "")/\($0["uri"] ?? "")" } == ["AUDIO/audio/\(generation)/audio/index.m3u8"], "\(parsedMaster)")
+        let parsedDelta = try await Self.m3u8(delta, named: "delta.m3u8", in: stack.logDirectory, """
+            print(json.dumps({"msn": p.media_sequence, "skipped": p.skip.skipped_segments if p.skip else 0, "first": p.segments[0].uri, "version": p.version}))
+            """)
+        let (msnAtStart, skippedCount) = (parsedDelta["msn"] as? Int ?? -1, parsedDelta["skipped"] as? Int ?? 0)
+        #expect(skippedCount > 0 && parsedDelta["first"] as? String == "seg-\(msnAtStart + skippedCount).m4s", "the first listed segment follows the skipped ones: \(parsedDelta)")
 
         // Audio cuts where the video does: segment N of both starts at the same stream time
         // (within one 21 ms AAC frame), after 12+ s of 2 s video segments and ~2.02 s AAC ones.
@@ -216,7 +262,7 @@ extension LowLatencyHLSTests {
             return true
         }
         #expect(ready, "\(name) becomes playable:\n\(stack.logs())")
-        let variants = master.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+        let variants = master.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { EndToEndTests.withoutGeneration(String($0)) }
         if video {
             #expect(!master.contains("TYPE=AUDIO") && !master.contains("mp4a"), "no audio group: \(master)")
             #expect(variants.contains("360p/index.m3u8"), "\(master)")

@@ -36,14 +36,17 @@ import Testing
         // With the token: every URI the playlists hand out carries it, and each of them plays.
         let master = String(decoding: try #require(await TestEnvironment.httpGet("\(base)/master.m3u8?token=\(token)")).body, as: UTF8.self)
         #expect(master.contains("360p/index.m3u8?token=\(token)") && master.contains("audio/index.m3u8?token=\(token)"), "\(master)")
-        let media = String(decoding: try #require(await TestEnvironment.httpGet("\(base)/360p/index.m3u8?token=\(token)")).body, as: UTF8.self)
+        // The variant as the master names it (under the generation's directory).
+        let variant = try #require(master.split(separator: "\n").first { $0.contains("/360p/index.m3u8") }.map(String.init), "\(master)")
+        let generation = String(variant.prefix { $0 != "/" })
+        let media = String(decoding: try #require(await TestEnvironment.httpGet("\(base)/\(variant)")).body, as: UTF8.self)
         #expect(media.contains("init.mp4?token=\(token)"))
         let part = try #require(media.firstMatch(of: /URI="(part-\d+\.\d+\.m4s\?token=[^"]+)"/).map { String($0.1) }, "\(media)")
         let segment = try #require(media.split(separator: "\n").first { $0.hasPrefix("seg-") }.map(String.init))
         #expect(segment.hasSuffix("?token=\(token)"))
         #expect(media.contains("#EXT-X-RENDITION-REPORT:URI=\"../480p/index.m3u8?token=\(token)\""))
         var fetched = 0  // media bytes this viewer got: egress must count at least these
-        for path in ["360p/\(part)", "360p/\(segment)", "360p/init.mp4?token=\(token)", "thumbnail.jpg?token=\(token)"] {
+        for path in ["\(generation)/360p/\(part)", "360p/\(segment)", "\(generation)/360p/init.mp4?token=\(token)", "thumbnail.jpg?token=\(token)"] {
             let r = await TestEnvironment.httpGet("\(base)/\(path)")
             #expect(r?.status == 200 || (path.hasPrefix("thumbnail") && r?.status == 404), "\(path): \(String(describing: r?.status))")
             if r?.status == 200 { fetched += r?.body.count ?? 0 }
@@ -57,6 +60,8 @@ import Testing
             ("360p/index.m3u8", 401, "private"),
             ("360p/\(stripped)", 401, "private"),
             ("360p/init.mp4", 401, "private"),
+            ("\(generation)/360p/index.m3u8", 401, "private"),
+            ("\(generation)/360p/\(stripped)", 401, "private"),
             ("master.m3u8?token=\(forged)", 403, "not issued for this stream"),
             ("360p/\(stripped)?token=garbage", 403, "not of the form"),
         ]

@@ -28,14 +28,21 @@ final class ServiceProcess: @unchecked Sendable {
         process.terminate()
         let deadline = Date().addingTimeInterval(grace)
         while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// SIGKILL at once: the process gets no chance to close anything (a phone losing its network).
+    func kill() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Waits for exit (or kills after `timeout`) and returns the status.
     func wait(timeout: TimeInterval) async -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); try? await Task.sleep(for: .milliseconds(100)) }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL); try? await Task.sleep(for: .milliseconds(100)) }
         return process.isRunning ? -1 : process.terminationStatus
     }
 

@@ -30,6 +30,18 @@ let spsGolden: [(name: String, sps: String, pps: String, width: Int, height: Int
         #expect(try parsed.parsedSPS().width == c.width)
     }
 
+    /// A publisher whose record header disagrees with its SPS (header says Baseline 3.0, the SPS
+    /// is High 3.1): the codecs string follows the SPS, which is what the decoder will see.
+    @Test(arguments: spsGolden.indices)
+    func codecStringComesFromTheSPSNotTheHeader(_ i: Int) throws {
+        let c = spsGolden[i]
+        var bytes = try AVCDecoderConfigurationRecord(sequenceParameterSets: [Hex.bytes(c.sps)], pictureParameterSets: [Hex.bytes(c.pps)]).serialized()
+        bytes[1] = 0x42; bytes[2] = 0xE0; bytes[3] = 0x1E
+        let record = try AVCDecoderConfigurationRecord(parsing: bytes)
+        #expect(record.profileIndication == 0x42, "the header as sent")
+        #expect(record.codecString == c.codec, "\(c.name)")
+    }
+
     @Test func configurationRecordLayout() throws {
         let record = try AVCDecoderConfigurationRecord(sequenceParameterSets: [Hex.bytes(spsGolden[2].sps)], pictureParameterSets: [Hex.bytes(spsGolden[2].pps)])
         // version 1, profile, compat, level, 0xFF (4-byte lengths), 0xE1 (one SPS), length 24, …

@@ -28,6 +28,17 @@ enum X265Golden {
         #expect(parsed.codecString == "hvc1.1.6.L63.90")
     }
 
+    /// The record header's profile_tier_level says Main 10, level 6.2, High tier; the SPS says
+    /// Main, level 2.1: the codecs string follows the SPS.
+    @Test func codecStringComesFromTheSPSNotTheHeader() throws {
+        var bytes = try HEVCDecoderConfigurationRecord(vps: X265Golden.vps, sps: X265Golden.sps, pps: X265Golden.pps).serialized()
+        bytes[1] = 0x22  // space 0, High tier, profile 2
+        bytes[12] = 186  // level 6.2
+        let record = try HEVCDecoderConfigurationRecord(parsing: bytes)
+        #expect(record.generalProfileTierLevel[0] == 0x22, "the header as sent")
+        #expect(record.codecString == "hvc1.1.6.L63.90")
+    }
+
     @Test func missingPPSIsAnError() throws {
         var record = try HEVCDecoderConfigurationRecord(vps: X265Golden.vps, sps: X265Golden.sps, pps: X265Golden.pps)
         record.arrays.removeLast()

@@ -1,3 +1,5 @@
+import Foundation
+import Logging
 @testable import Packager
 import HLS
 import StorecastWire
@@ -269,6 +271,42 @@ import Testing
         for n in 12..<19 { expired += r.add(Self.segment(n), window: 3, dvrWindow: 10) }
         #expect(expired == [0, 1, 2, 3, 4, 5, 6], "files of segments past their grace can go")
         #expect(r.archivedSegment(6) == nil && r.archivedSegment(7)?.sequence == 7)
+    }
+
+    /// A disk that stalls: writes wait in memory up to the archive's limit, then segments are
+    /// skipped (not queued) instead of memory growing; once the disk moves, what was queued lands.
+    @Test func aStalledDiskHoldsAtMostTheLimitInMemory() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dvr-cap-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let archive = DVRArchive(root: dir.path, logger: Logger(label: "test"), maximumQueuedBytes: 250)
+        let disk = DispatchSemaphore(value: 0)
+        archive.stall { disk.wait() }
+        let written = (0..<4).map { archive.write("t/s", rendition: "360p", segment: Self.segment($0).segment!) }
+        #expect(written == [true, true, false, false], "100-byte segments: two fit in 250 bytes")
+        #expect(archive.queued == 200)
+        disk.signal()
+        archive.drain()
+        #expect(archive.queued == 0)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("t/s/360p").path).sorted()
+        #expect(files == ["seg-0.m4s", "seg-1.m4s"])
+        #expect(archive.write("t/s", rendition: "360p", segment: Self.segment(4).segment!), "room again once the disk caught up")
+        archive.drain()
+    }
+
+    /// EXT-X-TARGETDURATION never changes back (RFC 8216 6.2.1): a passed-through source's one
+    /// long GOP raises it, and it stays raised after that segment leaves the window.
+    @Test func theTargetDurationNeverShrinks() throws {
+        var r = try StreamPackageTests.rendition("source", kind: .video, segments: 0)
+        let durations = [2.0, 2.0, 4.4, 2.0, 2.0, 2.0, 2.0]
+        var targets: [String] = []
+        for (n, d) in durations.enumerated() {
+            var o = Self.segment(n)
+            o.segment!.duration = d
+            r.add(o, window: 3)
+            let text = r.mediaPlaylist(targetDuration: 2, lowLatency: LowLatencySettings(partTarget: 1.0 / 3.0))
+            targets.append(text.firstMatch(of: /#EXT-X-TARGETDURATION:(\d+)\n/).map { String($0.1) } ?? "?")
+        }
+        #expect(targets == ["2", "2", "4", "4", "4", "4", "4"], "4.4 s rounds to 4 and stays after segment 2 left: \(targets)")
     }
 
     @Test func withoutDVRNothingIsArchived() throws {

@@ -200,6 +200,26 @@ import Testing
         #expect(master.contains("URI=\"audio/index.m3u8\""))
     }
 
+    /// BANDWIDTH, AVERAGE-BANDWIDTH and FRAME-RATE measured from the window's segments (golden
+    /// arithmetic): video 500,000 / 250,000 / 100,000 bytes over 2 / 2 / 1 s with 60 / 60 / 30
+    /// frames; audio 24,000 bytes a 2 s segment. Peak 2 Mbps beats the announced 400 kbps × 1.1.
+    @Test func bandwidthAndFrameRateAreMeasured() throws {
+        var video = try Self.rendition("360p", kind: .video, segments: 0)
+        video.segments = [(2.0, 500_000, 60), (2.0, 250_000, 60), (1.0, 100_000, 30)].enumerated().map { i, s in
+            PackagedSegment(sequence: i, duration: s.0, bytes: [UInt8](repeating: 0, count: s.1), discontinuity: false, sampleCount: s.2)
+        }
+        #expect(video.averageBitrate == 1_360_000 && video.peakBitrate == 2_000_000 && video.measuredFrameRate == 30)
+        var audio = try Self.rendition("audio", kind: .audio, segments: 0)
+        audio.segments = (0..<3).map { PackagedSegment(sequence: $0, duration: 2, bytes: [UInt8](repeating: 0, count: 24_000), discontinuity: false, sampleCount: 94) }
+        #expect(audio.averageBitrate == 96_000 && audio.measuredFrameRate == nil)
+        let master = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: ["360p": video, "audio": audio]).multivariantPlaylist()
+        // BANDWIDTH: peak + the audio track's announced 400,000 (the fixture's bitrate); AVERAGE: both measured.
+        #expect(master.contains("BANDWIDTH=2400000,AVERAGE-BANDWIDTH=1456000,RESOLUTION=320x240,FRAME-RATE=30.000,"), "\(master)")
+        video.segments = [PackagedSegment(sequence: 0, duration: 2, bytes: [UInt8](repeating: 0, count: 25_000), discontinuity: false, sampleCount: 50)]
+        let quiet = StreamPackage(streamID: 1, tenant: "t", name: "s", renditions: ["360p": video, "audio": audio]).multivariantPlaylist()
+        #expect(quiet.contains("BANDWIDTH=840000,AVERAGE-BANDWIDTH=196000,RESOLUTION=320x240,FRAME-RATE=25.000,"), "a quiet window keeps the announced peak (440,000 + 400,000): \(quiet)")
+    }
+
     @Test func targetDurationIsTheRoundedLongestSegment() throws {
         var r = try Self.rendition("360p", kind: .video, segments: 0)
         r.segments = [PackagedSegment(sequence: 4, duration: 2.4, bytes: [], discontinuity: false, sampleCount: 1),

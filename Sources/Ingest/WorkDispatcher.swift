@@ -66,6 +66,7 @@ final class WorkDispatcher: ZMQActorBody {
     private let unitsUnassigned = Counter(label: "storecast_ingest_units_without_worker_total")
     private let reassignments = Counter(label: "storecast_ingest_stream_reassignments_total")
     private let handoffs = Counter(label: "storecast_ingest_stream_handoffs_total")
+    private let packagerMoves = Counter(label: "storecast_ingest_packager_moves_total")
     private let workersGauge = Gauge(label: "storecast_ingest_workers")
 
     var readableSockets: [ZMQSocket] { [router] }
@@ -181,6 +182,7 @@ final class WorkDispatcher: ZMQActorBody {
 
     func tick(now: ContinuousClock.Instant) throws {
         defer { flush() }
+        relocateFromLostPackagers()
         for (worker, orphaned) in registry.expire(now: now) {
             logger.warning("transcoder worker missed \(WorkerRegistry.livenessBeats) heartbeats; moving its streams", metadata: ["worker": "\(worker)", "streams": "\(orphaned.sorted())"])
             workersGauge.record(registry.workers.count)
@@ -200,6 +202,23 @@ final class WorkDispatcher: ZMQActorBody {
         nextBeat = following > now ? following : now.advanced(by: WorkerRegistry.heartbeatInterval)
         let beat = WireMessage.workerHeartbeat(WorkerStatus(workerID: nodeID, capacity: 0, streams: Array(streams.keys)))
         for worker in registry.workers.keys { send(beat, to: worker) }
+    }
+
+    /// A session whose packager left the live list (stopped, or stopped heartbeating for
+    /// `NodeRegistry.liveSeconds`) moves to its owner among the live ones: its worker is leased
+    /// the stream again, pushing there, from the GOP cache. The new packager makes a fresh package
+    /// (a new generation); players come back through the API, which already names it. With no
+    /// packager known (the database unreachable, or none registered) placements stay.
+    private func relocateFromLostPackagers() {
+        let live = Set(packagers.live.map(\.endpoint))
+        guard !live.isEmpty else { return }
+        for (id, stream) in streams {
+            guard let chosen = stream.packagerEndpoint, !live.contains(chosen), let worker = stream.worker else { continue }
+            streams[id]?.packagerEndpoint = nil
+            packagerMoves.increment()
+            logger.warning("the stream's packager is gone; moving the stream to a live one", metadata: ["stream": "\(id)", "packager": "\(chosen)"])
+            lease(id, to: worker, replacing: .packagerLost)
+        }
     }
 
     private func assign(_ id: Int64) {

@@ -10,6 +10,7 @@ public enum LeaseEndReason: String, Sendable, CaseIterable {
     case workerRestarted = "worker restarted"
     case workerDraining = "worker draining"
     case ingestRestarted = "ingest restarted"
+    case packagerLost = "packager lost"
 }
 
 /// A transcoder lease as operators see it.

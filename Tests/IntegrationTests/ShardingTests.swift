@@ -27,7 +27,7 @@ import Testing
             let body = try #require(try JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any])
             #expect(body["origin"] as? String == owner && body["playbackURL"] as? String == "\(bases[owner]!)/live/shop/\(name)/master.m3u8", "\(body)")
         }
-        let publishers = try zip(names, keys).map { try EndToEndTests.publisher(url: stack.rtmpURL(key: $1), seconds: 15, logDirectory: stack.logDirectory) }
+        let publishers = try zip(names, keys).map { try EndToEndTests.publisher(url: stack.rtmpURL(key: $1), seconds: 40, logDirectory: stack.logDirectory) }
         defer { for p in publishers { p.stop(grace: 1) } }
         for (name, owner) in zip(names, owners) {
             let other = bases.keys.first { $0 != owner }!
@@ -47,6 +47,21 @@ import Testing
             return String(decoding: r?.body ?? [], as: UTF8.self).contains("\"origin\":\"packager-main\"")
         }
         #expect(gone, "with packager-b gone the API points its streams at packager-main")
+        // Its live shows move there and go on playing (a fresh package, a new generation).
+        for (name, owner) in zip(names, owners) where owner == "packager-b" {
+            var playlist = ""
+            let moved = await StorecastStack.eventually(timeout: .seconds(25)) {
+                playlist = String(decoding: await TestEnvironment.httpGet("\(bases["packager-main"]!)/live/shop/\(name)/360p/index.m3u8")?.body ?? [], as: UTF8.self)
+                return playlist.contains("#EXTINF")
+            }
+            #expect(moved, "\(name) plays from packager-main after packager-b left:\n\(playlist)\n\(stack.logs())")
+        }
+        #expect((stack.service("storecast-ingest")?.log ?? "").contains("the stream's packager is gone; moving the stream to a live one"))
+        let after = try PostgresConnection(conninfo: stack.database).execute("SELECT slug, origin_node FROM streams ORDER BY slug")
+        let origins = Set((0..<after.count).map { after.value($0, "origin_node") ?? "" })
+        #expect(origins == ["packager-main"], "every stream's origin is recorded as packager-main: \(origins)")
+        let leases = try PostgresConnection(conninfo: stack.database).execute("SELECT count(*) AS n FROM transcoder_leases WHERE end_reason = 'packager lost'")
+        #expect(Int(leases.value(0, "n") ?? "0") == owners.filter { $0 == "packager-b" }.count, "one lease per moved stream ended with the reason")
         _ = await stack.stop()
     }
 }

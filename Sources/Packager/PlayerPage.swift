@@ -55,9 +55,15 @@ enum PlayerPage {
         // every listed segment before it starts playing, it treats the start as resuming a paused
         // live stream: it drops what it buffered, reloads the playlist and fails
         // (DEMUXER_ERROR_COULD_NOT_PARSE) unless a newer segment is listed. A show's playlists
-        // are that short for its first GOPs, so there it waits until every listed media playlist
-        // has three whole segments (polled every 0.5 s, for at most 10 s; a playlist that cannot
-        // be fetched is not waited for). Other native players (Safari's LL-HLS) start at once.
+        // are that short for its first GOPs (and after a restart, since the last
+        // EXT-X-DISCONTINUITY), so there it waits until every listed media playlist has three whole
+        // segments (polled every 0.5 s, for at most 10 s; a playlist that cannot be fetched is not
+        // waited for). Other native players (Safari's LL-HLS) start at once.
+        // Whole segments since the last EXT-X-DISCONTINUITY (all of them without one).
+        function timelineSegments(playlist) {
+          return playlist.split(/#EXT-X-DISCONTINUITY\\r?\\n/).pop().split('#EXTINF').length - 1;
+        }
+        window.storecastTimelineSegments = timelineSegments;  // for the browser tests
         async function waitForChromiumSegments(master) {
           if (!/Chrome\\//.test(navigator.userAgent)) return;
           // At most 10 s (a show that ends sooner, a playlist that fails), then it starts anyway.
@@ -66,7 +72,10 @@ enum PlayerPage {
               .concat([...master.matchAll(/URI="([^"]+)"/g)].map(m => m[1]))
               .map(u => new URL(u, new URL(src, location.href)).href);
             const texts = await Promise.all(uris.map(u => fetch(u, { cache: 'no-store' }).then(r => r.ok ? r.text() : null).catch(() => null)));
-            if (texts.every(t => t === null || t.split('#EXTINF').length > 3)) return;
+            // Segments of the current timeline: after a show restarted on the same stream the
+            // playlist keeps the last show's segments before an EXT-X-DISCONTINUITY, and Chromium
+            // starts (and failed) within the new one.
+            if (texts.every(t => t === null || timelineSegments(t) >= 3)) return;
             say('Starting…');
             await new Promise(r => setTimeout(r, 500));
             // Renditions come and go while a show starts (a rung shed under load): read it again.

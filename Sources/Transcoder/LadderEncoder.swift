@@ -12,6 +12,7 @@ final class LadderEncoder {
     static let videoTimescale: Int64 = 90_000
     /// Audio held while the ladder waits for its first decoded frame.
     static let maximumHeldAudio = 256
+    static let maximumHeldSource = 256
     /// Video silent this long while audio flows (the app went to the background): slate.
     static let slateAfter: Int64 = videoTimescale
     /// Slate frames per second: enough to keep players' buffers moving, cheap to encode.
@@ -40,6 +41,11 @@ final class LadderEncoder {
     private var audioTranscoder: AudioToAACTranscoder?
     private var audioBase: Int64?
     private var heldAudio: [AccessUnit] = []
+    /// The publisher's video units that came before the source rendition was announced: the
+    /// decoder gives its first frame (which plans the ladder and announces the source) only
+    /// after its reorder delay, two or three units into a stream with B-frames, and the first of
+    /// them is the keyframe the source rendition must start with.
+    private var heldSource: [AccessUnit] = []
     private var cadence: KeyframeCadence
     private var thumbnails: ThumbnailSchedule
     private var thumbnailScaler: FrameScaler?
@@ -220,6 +226,9 @@ final class LadderEncoder {
                 out += announceOutput()
                 out += try heldAudio.flatMap(audioUnits)
                 heldAudio = []
+                let held = heldSource
+                heldSource = []
+                out += held.flatMap(passthrough)
             }
             let pts = frame.pts * Self.videoTimescale / 1000
             frame.pts = pts
@@ -264,7 +273,10 @@ final class LadderEncoder {
 
     /// The publisher's own unit as the source rendition, once that is announced.
     private func passthrough(_ u: AccessUnit) -> [WireMessage] {
-        guard sourceAnnounced else { return [] }
+        guard sourceAnnounced else {
+            if sourcePassthrough != nil, renditions.isEmpty, heldSource.count < Self.maximumHeldSource { heldSource.append(u) }
+            return []
+        }
         sequence += 1
         let scale = Self.videoTimescale / 1000
         return [.accessUnit(AccessUnit(streamID: u.streamID, trackID: sourceTrackID, flags: u.flags, sequence: sequence,

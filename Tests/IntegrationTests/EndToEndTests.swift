@@ -6,12 +6,15 @@ import Testing
 /// and ffmpeg as the RTMP publisher; outputs checked with ffprobe.
 @Suite(.serialized) struct EndToEndTests {
     /// ffmpeg publishing testsrc2 at 854x480, 30 fps, H.264 + AAC, in real time.
-    static func publisher(url: String, seconds: Int, logDirectory: URL) throws -> ServiceProcess {
-        try ServiceProcess(name: "ffmpeg-publisher", executable: try TestEnvironment.which("ffmpeg"), arguments: [
+    /// ffmpeg publishing testsrc2 with a 2 s GOP; `bFrames`: x264 veryfast with two B-frames
+    /// (pictures out of decode order, as OBS's default settings send) instead of ultrafast zerolatency.
+    static func publisher(url: String, seconds: Int, logDirectory: URL, bFrames: Bool = false) throws -> ServiceProcess {
+        let x264 = bFrames ? ["-preset", "veryfast", "-bf", "2"] : ["-preset", "ultrafast", "-tune", "zerolatency"]
+        return try ServiceProcess(name: "ffmpeg-publisher", executable: try TestEnvironment.which("ffmpeg"), arguments: [
             "-hide_banner", "-loglevel", "error", "-re",
             "-f", "lavfi", "-i", "testsrc2=size=854x480:rate=30",
             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
-            "-t", "\(seconds)", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "60",
+            "-t", "\(seconds)", "-c:v", "libx264"] + x264 + ["-g", "60",
             "-c:a", "aac", "-b:a", "96k", "-f", "flv", url,
         ], logDirectory: logDirectory)
     }
@@ -234,13 +237,14 @@ import Testing
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
     }
 
-    /// `--source-rung`: the publisher's own H.264 is served as one more rendition, untouched.
+    /// `--source-rung`: the publisher's own H.264 is served as one more rendition, untouched,
+    /// B-frames and all: the fMP4 carries each picture's composition offset.
     @Test func sourceRungPassesThePublishersH264Through() async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "source")
         try stack.start(workerArguments: ["--source-rung"])
         try await stack.waitUntilReady()
-        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory)
+        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory, bFrames: true)
         let base = "\(stack.playbackBase)/live/shop/source"
         var master = ""
         _ = await StorecastStack.eventually(timeout: .seconds(15)) {
@@ -253,6 +257,14 @@ import Testing
         _ = await publisher.wait(timeout: 20)
         let timeline = try await TranscoderPoolTests.timeline(base: base, rendition: "source", directory: stack.logDirectory)
         #expect(timeline.decodeErrors.isEmpty && timeline.pts.count >= 200, "\(timeline.pts.count) frames; \(timeline.decodeErrors)")
+        // Composition offsets: pictures come in decode order with presentation times out of
+        // order (pts ≠ dts), and in presentation order every frame is one 1/30 s step on.
+        let packets = try await Self.probe(try #require(timeline.file), ["-select_streams", "v:0", "-show_entries", "packet=pts_time,dts_time", "-of", "csv=p=0"])
+        let pairs = packets.split(separator: "\n").map { $0.split(separator: ",").compactMap { Double($0) } }.filter { $0.count == 2 }
+        #expect(pairs.filter { abs($0[0] - $0[1]) > 0.001 }.count > pairs.count / 3, "B-frames keep their offsets: \(pairs.prefix(8))")
+        #expect(timeline.notAdvancing > 0, "decode order is not presentation order")
+        let steps = zip(timeline.pts, timeline.pts.dropFirst()).map { $1 - $0 }
+        #expect(steps.allSatisfy { $0 > 0.03 && $0 < 0.037 }, "one frame per 1/30 s in presentation order: \(steps.filter { $0 <= 0.03 || $0 >= 0.037 }.prefix(5))")
         // x264 writes its settings into the stream: the publisher's (crf) survive in the source
         // rendition, while the ladder's rungs carry Storecast's (bitrate).
         let file = try #require(timeline.file)

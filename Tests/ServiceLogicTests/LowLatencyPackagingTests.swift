@@ -343,3 +343,64 @@ import Testing
         #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:10\n") && !text.contains("seg-9.m4s"), "departed segments are not listed: \(text)")
     }
 }
+
+/// The whole media playlist text of a live rendition, packaged from frames with a fixed clock
+/// (the stream's time 0 at 2026-11-24T06:00:00Z): PROGRAM-DATE-TIME from the clock anchor,
+/// parts of the last segments, the open segment's parts, the hint and a rendition report.
+@Suite struct GoldenMediaPlaylistTests {
+    @Test func liveRenditionWithAFixedClock() throws {
+        var r = try StreamPackageTests.rendition("360p", kind: .video, segments: 0)
+        var s = RenditionSegmenter(track: LowLatencyPartTests.video, targetDuration: 2, partTarget: 1.0 / 3.0, firstSequence: 1)
+        s.clockAnchor = ClockAnchor(wallSeconds: 1_795_500_000, streamSeconds: 0)
+        for i in 0..<335 { r.add(s.append(LowLatencyPartTests.frame(i, keyframe: i % 60 == 0)), window: 4) }
+        let text = r.mediaPlaylist(targetDuration: 2, lowLatency: LowLatencySettings(partTarget: 1.0 / 3.0),
+                                   reports: [RenditionReport(uri: "../480p/index.m3u8", lastSequence: 6, lastPart: 3)])
+        #expect(text == Self.golden, "\(text)")
+    }
+
+    static let golden = """
+        #EXTM3U
+        #EXT-X-VERSION:7
+        #EXT-X-TARGETDURATION:2
+        #EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=12.000,PART-HOLD-BACK=1.002
+        #EXT-X-PART-INF:PART-TARGET=0.334
+        #EXT-X-MEDIA-SEQUENCE:2
+        #EXT-X-MAP:URI="init.mp4"
+        #EXT-X-PROGRAM-DATE-TIME:2026-11-24T06:00:02.000Z
+        #EXTINF:2.00000,
+        seg-2.m4s
+        #EXT-X-PROGRAM-DATE-TIME:2026-11-24T06:00:04.000Z
+        #EXT-X-PART:DURATION=0.33333,URI="part-3.0.m4s",INDEPENDENT=YES
+        #EXT-X-PART:DURATION=0.33333,URI="part-3.1.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-3.2.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-3.3.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-3.4.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-3.5.m4s"
+        #EXTINF:2.00000,
+        seg-3.m4s
+        #EXT-X-PROGRAM-DATE-TIME:2026-11-24T06:00:06.000Z
+        #EXT-X-PART:DURATION=0.33333,URI="part-4.0.m4s",INDEPENDENT=YES
+        #EXT-X-PART:DURATION=0.33333,URI="part-4.1.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-4.2.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-4.3.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-4.4.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-4.5.m4s"
+        #EXTINF:2.00000,
+        seg-4.m4s
+        #EXT-X-PROGRAM-DATE-TIME:2026-11-24T06:00:08.000Z
+        #EXT-X-PART:DURATION=0.33333,URI="part-5.0.m4s",INDEPENDENT=YES
+        #EXT-X-PART:DURATION=0.33333,URI="part-5.1.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-5.2.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-5.3.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-5.4.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-5.5.m4s"
+        #EXTINF:2.00000,
+        seg-5.m4s
+        #EXT-X-PART:DURATION=0.33333,URI="part-6.0.m4s",INDEPENDENT=YES
+        #EXT-X-PART:DURATION=0.33333,URI="part-6.1.m4s"
+        #EXT-X-PART:DURATION=0.33333,URI="part-6.2.m4s"
+        #EXT-X-PRELOAD-HINT:TYPE=PART,URI="part-6.3.m4s"
+        #EXT-X-RENDITION-REPORT:URI="../480p/index.m3u8",LAST-MSN=6,LAST-PART=3
+
+        """
+}

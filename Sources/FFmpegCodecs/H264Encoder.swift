@@ -16,6 +16,9 @@ public final class H264Encoder {
         public var tune: String?
         public var threads: Int
         public var profile: String
+        /// B-frames between references (0 for the ladder: no reordering delay; a publisher's
+        /// encoder in tests uses them).
+        public var bFrames = 0
 
         public init(width: Int, height: Int, bitrate: Int, frameRate: Int = 30, timescale: Int32 = 90_000, preset: String = "veryfast", tune: String? = "zerolatency", threads: Int = 1, profile: String = "high") {
             self.width = width
@@ -52,7 +55,7 @@ public final class H264Encoder {
         ctx.pointee.rc_buffer_size = Int32(clamping: settings.bitrate)
         // Keyframes come only from the caller: a very long GOP and no scene-cut IDRs.
         ctx.pointee.gop_size = Int32(settings.frameRate * 60)
-        ctx.pointee.max_b_frames = 0
+        ctx.pointee.max_b_frames = Int32(settings.bFrames)
         ctx.pointee.thread_count = Int32(settings.threads)
         ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         let priv = ctx.pointee.priv_data

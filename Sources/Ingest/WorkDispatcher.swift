@@ -208,13 +208,17 @@ final class WorkDispatcher: ZMQActorBody {
     /// `NodeRegistry.liveSeconds`) moves to its owner among the live ones: its worker is leased
     /// the stream again, pushing there, from the GOP cache. The new packager makes a fresh package
     /// (a new generation); players come back through the API, which already names it. With no
-    /// packager known (the database unreachable, or none registered) placements stay.
+    /// packager registered (none yet, or none left) placements stay; with the database
+    /// unreachable the directory keeps its last list. The worker tells the old packager the
+    /// stream ended there. A session without a worker just forgets the placement: its next
+    /// lease places it again.
     private func relocateFromLostPackagers() {
         let live = Set(packagers.live.map(\.endpoint))
         guard !live.isEmpty else { return }
         for (id, stream) in streams {
-            guard let chosen = stream.packagerEndpoint, !live.contains(chosen), let worker = stream.worker else { continue }
+            guard let chosen = stream.packagerEndpoint, !live.contains(chosen) else { continue }
             streams[id]?.packagerEndpoint = nil
+            guard let worker = stream.worker else { continue }
             packagerMoves.increment()
             logger.warning("the stream's packager is gone; moving the stream to a live one", metadata: ["stream": "\(id)", "packager": "\(chosen)"])
             lease(id, to: worker, replacing: .packagerLost)

@@ -107,12 +107,15 @@ final class LadderEncoder {
             waitingForKeyframe = true
             cadence.reset()
             pendingDiscontinuity = true
+            heldSource = []
         }
         if let video = announce.tracks.first(where: { $0.kind == .video }), video.config != decoderConfig {
             guard let codec = VideoCodecID(rawValue: video.codec) else {
                 throw TranscoderError.unsupportedCodec(video.codec)
             }
-            // New or changed sequence header: re-open the decoder; output sizes stay.
+            // New or changed sequence header: re-open the decoder; output sizes stay. Source
+            // units held under the old configuration go (they cannot follow the new one).
+            heldSource = []
             decoder = try VideoDecoder(codec: codec, configuration: video.config)
             decoderConfig = video.config
             waitingForKeyframe = true
@@ -274,7 +277,14 @@ final class LadderEncoder {
     /// The publisher's own unit as the source rendition, once that is announced.
     private func passthrough(_ u: AccessUnit) -> [WireMessage] {
         guard sourceAnnounced else {
-            if sourcePassthrough != nil, renditions.isEmpty, heldSource.count < Self.maximumHeldSource { heldSource.append(u) }
+            // From the latest keyframe on (the source rendition starts with one); a stream that
+            // does not decode for that long keeps nothing.
+            guard sourcePassthrough != nil, renditions.isEmpty else { return [] }
+            if u.isKeyframe {
+                heldSource = [u]
+            } else if !heldSource.isEmpty {
+                if heldSource.count < Self.maximumHeldSource { heldSource.append(u) } else { heldSource = [] }
+            }
             return []
         }
         sequence += 1

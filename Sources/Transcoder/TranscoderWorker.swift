@@ -135,8 +135,15 @@ final class TranscoderWorker: ZMQActorBody {
     }
 
     private func start(_ assignment: Assignment, link: IngestLink) {
-        if let existing = jobs.removeValue(forKey: assignment.streamID) { existing.job.stop() }
         let endpoint = assignment.packagerEndpoint
+        if let existing = jobs.removeValue(forKey: assignment.streamID) {
+            existing.job.stop()
+            if existing.packager != endpoint {
+                // The stream moved to another packager (ingest thought this one gone): the old
+                // one ends its package rather than serve a frozen playlist.
+                post(.output(endpoint: existing.packager, .streamEnd(StreamEnd(streamID: assignment.streamID, reason: "moved to another packager"))))
+            }
+        }
         let post = self.post
         let job = StreamTranscodeJob(streamID: assignment.streamID, settings: settings.applying(assignment.profile), replayUntil: assignment.replayUntil, logger: logger) { out in
             post(.output(endpoint: endpoint, out))

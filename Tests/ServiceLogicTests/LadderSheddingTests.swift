@@ -7,9 +7,12 @@ import Testing
 /// Shedding under load with the real codecs: the ladder loses its top rung, announces the
 /// smaller ladder, and from then on only the remaining rungs produce units.
 @Suite struct LadderSheddingTests {
-    /// 30 frames of 854x480 H.264 (an IDR first) from libx264, as ingest would forward them.
-    static func source() throws -> (config: [UInt8], units: [AccessUnit]) {
-        let encoder = try H264Encoder(.init(width: 854, height: 480, bitrate: 1_000_000, preset: "ultrafast"))
+    /// 30 frames of 854x480 H.264 (an IDR first) from libx264, as ingest would forward them;
+    /// with `bFrames`, two B-frames between references (pictures out of decode order).
+    static func source(bFrames: Bool = false) throws -> (config: [UInt8], units: [AccessUnit]) {
+        var options = H264Encoder.Settings(width: 854, height: 480, bitrate: 1_000_000, preset: bFrames ? "veryfast" : "ultrafast", tune: bFrames ? nil : "zerolatency")
+        options.bFrames = bFrames ? 2 : 0
+        let encoder = try H264Encoder(options)
         let sets = NALUnit.splitAnnexB(encoder.parameterSets)
         let config = try AVCDecoderConfigurationRecord(
             sequenceParameterSets: sets.filter { NALUnit.type($0) == NALUnit.sps },
@@ -32,6 +35,29 @@ import Testing
 
     static func videoTracks(_ messages: [WireMessage]) -> [[String]] {
         messages.compactMap { if case .streamAnnounce(let a) = $0 { a.tracks.filter { $0.kind == .video }.map(\.name) } else { nil } }
+    }
+
+    /// The source rendition starts with the publisher's keyframe and keeps every unit from it,
+    /// even though the decoder's first frame (which announces the source with the ladder) comes
+    /// later; units before the first keyframe (a publish joined mid-GOP) are not passed on.
+    @Test func theSourceRenditionStartsAtTheKeyframeAndLosesNothingAfterIt() throws {
+        let (config, units) = try Self.source(bFrames: true)
+        #expect(units.contains { $0.compositionOffset > 0 }, "pictures out of decode order")
+        var settings = TranscoderSettings(preset: "ultrafast", thumbnailInterval: 0)
+        settings.sourceRung = true
+        let ladder = LadderEncoder(ladder: .field, settings: settings)
+        let track = TrackConfig(trackID: 1, kind: .video, codec: "h264", name: "source", timescale: 1000, width: 854, height: 480, config: config)
+        var out = try ladder.handle(.streamAnnounce(StreamAnnounce(streamID: 1, sessionID: 1, tenant: "t", streamName: "s", discontinuity: false, tracks: [track])))
+        // Two pictures from the middle of a GOP first, then the stream from its IDR.
+        for u in [units[5], units[6]] + units { out += try ladder.handle(.accessUnit(u)) }
+        let announced = try #require(out.compactMap { if case .streamAnnounce(let a) = $0 { a } else { nil } }.last)
+        let sourceID = try #require(announced.tracks.first { $0.name == TrackConfig.sourceName }?.trackID, "\(announced.tracks.map(\.name))")
+        let source = out.compactMap { if case .accessUnit(let u) = $0, u.trackID == sourceID { u } else { nil } }
+        #expect(source.first?.isKeyframe == true, "starts with the IDR")
+        #expect(source.map(\.data) == units.map(\.data), "every unit from the IDR on, in order, nothing before it: \(source.count) of \(units.count)")
+        let firstSource = out.firstIndex { if case .accessUnit(let u) = $0 { u.trackID == sourceID } else { false } }
+        let announceIndex = out.firstIndex { if case .streamAnnounce(let a) = $0 { a.tracks.contains { $0.trackID == sourceID } } else { false } }
+        #expect(announceIndex != nil && firstSource != nil && announceIndex! < firstSource!, "announced before its first unit")
     }
 
     @Test func shedTopRungAnnouncesTheSmallerLadderAndStopsItsUnits() throws {

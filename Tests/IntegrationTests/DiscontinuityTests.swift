@@ -68,3 +68,36 @@ import Testing
         _ = await stack.stop()
     }
 }
+
+/// A live stream whose media stop reaching the packager without a StreamEnd (here: the only
+/// transcoder is killed while the seller keeps publishing) is ended by the packager after 30 s,
+/// so players get ENDLIST instead of a playlist frozen for good.
+@Suite(.serialized) struct IdleEndTests {
+    @Test func aStreamWithoutMediaForThirtySecondsIsEnded() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "stalled")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 90, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let playlistURL = "\(stack.playbackBase)/live/shop/stalled/360p/index.m3u8"
+        var playlist = ""
+        let live = await StorecastStack.eventually(timeout: .seconds(30)) {
+            playlist = String(decoding: await TestEnvironment.httpGet(playlistURL)?.body ?? [], as: UTF8.self)
+            return playlist.contains("#EXTINF")
+        }
+        #expect(live, "the show is live:\n\(stack.logs())")
+        stack.service("storecast-transcoder")?.kill()
+        try await Task.sleep(for: .seconds(20))
+        playlist = String(decoding: await TestEnvironment.httpGet(playlistURL)?.body ?? [], as: UTF8.self)
+        #expect(!playlist.contains("#EXT-X-ENDLIST"), "not ended before 30 s without media")
+        let ended = await StorecastStack.eventually(timeout: .seconds(25)) {
+            playlist = String(decoding: await TestEnvironment.httpGet(playlistURL)?.body ?? [], as: UTF8.self)
+            return playlist.hasSuffix("#EXT-X-ENDLIST\n")
+        }
+        #expect(ended, "ended after 30 s without media:\n\(playlist)")
+        #expect((stack.service("storecast-packager")?.log ?? "").contains("no media for 30 s"))
+        #expect(publisher.isRunning, "the seller was still publishing all along")
+        _ = await stack.stop()
+    }
+}

@@ -152,8 +152,7 @@ public struct HEVCDecoderConfigurationRecord: Equatable, Sendable {
     /// ISO/IEC 14496-15 annex E: `hvc1.<space><profile>.<compat reversed hex>.<L|H><level>.<constraints>`,
     /// from the SPS's profile_tier_level (the record header's copy only when the SPS does not parse).
     public var codecString: String {
-        let fromSPS = (try? parsedSPS())?.generalProfileTierLevel
-        let b = fromSPS?.count == 12 ? fromSPS! : generalProfileTierLevel
+        let b = (try? parsedSPS()).map(\.generalProfileTierLevel).flatMap { $0.count == 12 ? $0 : nil } ?? generalProfileTierLevel
         let space = ["", "A", "B", "C"][Int(b[0] >> 6)]
         let tier = b[0] & 0x20 != 0 ? "H" : "L"
         let profile = b[0] & 0x1F

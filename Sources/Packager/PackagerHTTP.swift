@@ -86,21 +86,17 @@ enum PackagerHTTP {
         // Renditions under the package's generation (what master.m3u8 names: media served
         // immutable), and directly under the stream (the current generation; media revalidated).
         // Hummingbird wants one parameter name per position, hence :a/:b/:c (RenditionAddress).
-        live.get(":a/:b/index.m3u8") { request, context -> Response in
-            try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context,
-                                    at: RenditionAddress(generation: try context.parameters.require("a"), rendition: try context.parameters.require("b")))
-        }
-        live.get(":a/:b/:c") { request, context -> Response in
-            try await media(store: store, settings: settings, request: request, context: context,
-                            at: RenditionAddress(generation: try context.parameters.require("a"), rendition: try context.parameters.require("b")), file: try context.parameters.require("c"))
-        }
-        live.get(":a/index.m3u8") { request, context -> Response in
-            try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context,
-                                    at: RenditionAddress(generation: nil, rendition: try context.parameters.require("a")))
-        }
-        live.get(":a/:b") { request, context -> Response in
-            try await media(store: store, settings: settings, request: request, context: context,
-                            at: RenditionAddress(generation: nil, rendition: try context.parameters.require("a")), file: try context.parameters.require("b"))
+        for inGeneration in [true, false] {
+            let directory = inGeneration ? ":a/:b" : ":a"
+            live.get("\(directory)/index.m3u8") { request, context -> Response in
+                try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context,
+                                        at: try RenditionAddress(context.parameters, inGeneration: inGeneration))
+            }
+            live.get("\(directory)/:\(RenditionAddress.fileParameter(inGeneration: inGeneration))") { request, context -> Response in
+                let address = try RenditionAddress(context.parameters, inGeneration: inGeneration)
+                return try await media(store: store, settings: settings, request: request, context: context, at: address,
+                                       file: try context.parameters.require(RenditionAddress.fileParameter(inGeneration: inGeneration)))
+            }
         }
         return router
     }
@@ -168,10 +164,9 @@ enum PackagerHTTP {
             // under the generation's directory; revalidated directly under the stream, where the
             // same name is reused by the next generation.
             let etag = "\"\(name)-\(package.streamID)-\(package.generation)-\(file)\""
-            let immutable = address.generation != nil
+            let cache = address.generation != nil ? "max-age=31536000, immutable" : "no-cache"
             let media = { (data: [UInt8], type: String) in
-                let headers = mediaHeaders(type: type, etag: etag, immutable: immutable)
-                return notModified(request, etag: etag, cache: headers[.cacheControl] ?? "") ?? bytes(data, headers: headers)
+                notModified(request, etag: etag, cache: cache) ?? bytes(data, type: type, cache: cache, etag: etag)
             }
             switch resource {
             case .initSegment(let version):
@@ -195,7 +190,7 @@ enum PackagerHTTP {
                     throw HTTPError(.notFound, message: "Part \(m).\(i) is not in the live window.")
                 }
                 if let open = rendition.partInProgress, open.sequence == m, open.index == i {
-                    return Response(status: .ok, headers: mediaHeaders(etag: etag, immutable: immutable), body: ResponseBody { writer in
+                    return Response(status: .ok, headers: fields(type: segmentType, cache: cache, etag: etag), body: ResponseBody { writer in
                         try await streamPart(m, i, of: name, key: key, store: store, stall: settings.blockTimeout, to: &writer)
                     })
                 }
@@ -293,11 +288,15 @@ enum PackagerHTTP {
     }
 
     private static func bytes(_ data: [UInt8], type: String, cache: String, etag: String? = nil) -> Response {
+        bytes(data, headers: fields(type: type, cache: cache, etag: etag))
+    }
+
+    private static func fields(type: String, cache: String, etag: String?) -> HTTPFields {
         var headers = HTTPFields()
         headers[.contentType] = type
         headers[.cacheControl] = cache
         if let etag { headers[.eTag] = etag }
-        return bytes(data, headers: headers)
+        return headers
     }
 
     private static func bytes(_ data: [UInt8], headers: HTTPFields) -> Response {
@@ -306,16 +305,8 @@ enum PackagerHTTP {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// Headers of init segments, segments and parts: immutable (or revalidated), the ETag naming the file.
+    /// Content type of segments and parts.
     private static let segmentType = "video/iso.segment"
-
-    private static func mediaHeaders(type: String = segmentType, etag: String, immutable: Bool) -> HTTPFields {
-        var headers = HTTPFields()
-        headers[.contentType] = type
-        headers[.cacheControl] = immutable ? "max-age=31536000, immutable" : "no-cache"
-        headers[.eTag] = etag
-        return headers
-    }
 }
 
 /// Runs the playback gate for the stream named in the path before any handler under /live.
@@ -335,6 +326,16 @@ struct PlaybackGateMiddleware: RouterMiddleware {
 struct RenditionAddress {
     var generation: String?
     var rendition: String
+
+    /// From the route's parameters: `:a/:b/:c` (generation, rendition, file) or `:a/:b`
+    /// (rendition, file).
+    init(_ parameters: Parameters, inGeneration: Bool) throws {
+        generation = inGeneration ? try parameters.require("a") : nil
+        rendition = try parameters.require(inGeneration ? "b" : "a")
+    }
+
+    /// The parameter that names the file.
+    static func fileParameter(inGeneration: Bool) -> String { inGeneration ? "c" : "b" }
 }
 
 /// Access-Control-Expose-Headers on actual cross-origin responses: Hummingbird's

@@ -17,8 +17,8 @@ final class PackagingPipeline: ZMQActorBody {
         /// The ladder rung whose segment cuts the audio follows (the ladder's keyframes are
         /// aligned, so any rung will do; the passed-through source has the publisher's own).
         var referenceVideo: UInt8?
-        /// When the stream's last announce or unit came.
-        var lastHeard = ContinuousClock.now
+        /// Since when the stream has been silent, as of the last tick (nil: something came since).
+        var silentSince: ContinuousClock.Instant?
     }
 
     /// A live stream that gets nothing this long is ended here (its playlist gets ENDLIST and the
@@ -71,9 +71,13 @@ final class PackagingPipeline: ZMQActorBody {
     private var endedAt: [String: ContinuousClock.Instant] = [:]
 
     func tick(now: ContinuousClock.Instant) throws {
-        for (id, stream) in streams where now - stream.lastHeard > Self.idleEnd {
-            end(StreamEnd(streamID: id, reason: "no media for \(Self.idleEnd.components.seconds) s"))
+        // Units only clear `silentSince` (no clock read per unit); the tick starts the count.
+        var idle: [Int64] = []
+        for i in streams.indices {
+            guard let since = streams.values[i].silentSince else { streams.values[i].silentSince = now; continue }
+            if now - since > Self.idleEnd { idle.append(streams.keys[i]) }
         }
+        for id in idle { end(StreamEnd(streamID: id, reason: "no media for \(Self.idleEnd.components.seconds) s")) }
         for (key, at) in endedAt where now - at > endedRetention {
             endedAt[key] = nil
             guard !streams.values.contains(where: { $0.key == key }) else { continue }  // live again
@@ -123,7 +127,7 @@ final class PackagingPipeline: ZMQActorBody {
         let starting = streams[a.streamID] == nil
         if starting { recorder?.streamStarted(key: key, tenant: a.tenant, stream: a.streamName) }
         var stream = streams[a.streamID] ?? Stream(key: key, segmenters: [:], names: [:])
-        stream.lastHeard = .now
+        stream.silentSince = nil
         if a.discontinuity {
             // The timeline jumps (publisher reconnect, failover): close every open segment and
             // start the next ones with EXT-X-DISCONTINUITY.
@@ -213,7 +217,7 @@ final class PackagingPipeline: ZMQActorBody {
     private func unit(_ u: AccessUnit) {
         guard var stream = streams[u.streamID], var segmenter = stream.segmenters[u.trackID], let name = stream.names[u.trackID] else { return }
         unitsCounter.increment()
-        stream.lastHeard = .now
+        stream.silentSince = nil
         if stream.anchor == nil {
             // The stream's first unit: its time is now on the wall clock, for every rendition.
             let anchor = ClockAnchor(wallSeconds: Date().timeIntervalSince1970, streamSeconds: Double(u.dts) / Double(segmenter.track.timescale))

@@ -12,6 +12,7 @@ final class LadderEncoder {
     static let videoTimescale: Int64 = 90_000
     /// Audio held while the ladder waits for its first decoded frame.
     static let maximumHeldAudio = 256
+    /// Source units held likewise (from the latest keyframe).
     static let maximumHeldSource = 256
     /// Video silent this long while audio flows (the app went to the background): slate.
     static let slateAfter: Int64 = videoTimescale

@@ -54,14 +54,14 @@ import Testing
         let first = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 10, logDirectory: stack.logDirectory)
         _ = await first.wait(timeout: 30)
         let ended = await StorecastStack.eventually(timeout: .seconds(20)) {
-            String(decoding: await TestEnvironment.httpGet(playlistURL)?.body ?? [], as: UTF8.self).hasSuffix("#EXT-X-ENDLIST\n")
+            await TestEnvironment.httpText(playlistURL).hasSuffix("#EXT-X-ENDLIST\n")
         }
         #expect(ended, "the first show ended:\n\(stack.logs())")
         let second = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 30, logDirectory: stack.logDirectory)
         defer { second.stop(grace: 1) }
         var playlist = ""
         let restarted = await StorecastStack.eventually(timeout: .seconds(20)) {
-            playlist = String(decoding: await TestEnvironment.httpGet(playlistURL)?.body ?? [], as: UTF8.self)
+            playlist = await TestEnvironment.httpText(playlistURL)
             return (playlist.components(separatedBy: "#EXT-X-DISCONTINUITY\n").last?.components(separatedBy: "#EXTINF").count ?? 0) - 1 >= 2
         }
         #expect(restarted, "the new show has two segments after the cut (where Chromium failed):\n\(playlist)")

@@ -22,7 +22,7 @@ import Testing
         let base = "\(stack.playbackBase)/live/shop/dvr/360p"
         var playlist = ""
         let listed = await StorecastStack.eventually(timeout: .seconds(30)) {
-            playlist = String(decoding: await TestEnvironment.httpGet("\(base)/index.m3u8")?.body ?? [], as: UTF8.self)
+            playlist = await TestEnvironment.httpText("\(base)/index.m3u8")
             return (playlist.firstMatch(of: /#EXT-X-MEDIA-SEQUENCE:(\d+)/).map { Int($0.1)! } ?? 0) >= 2
         }
         #expect(listed, "the DVR window scrolls:\n\(playlist)\n\(stack.logs())")
@@ -62,10 +62,10 @@ import Testing
         defer { publisher.stop(grace: 1) }
         let base = "\(stack.playbackBase)/live/shop/short"
         let ended = await StorecastStack.eventually(timeout: .seconds(20)) {
-            String(decoding: await TestEnvironment.httpGet("\(base)/360p/index.m3u8")?.body ?? [], as: UTF8.self).hasSuffix("#EXT-X-ENDLIST\n")
+            await TestEnvironment.httpText("\(base)/360p/index.m3u8").hasSuffix("#EXT-X-ENDLIST\n")
         }
         #expect(ended, "the ended stream is still served, ended:\n\(stack.logs())")
-        let oldMaster = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+        let oldMaster = await TestEnvironment.httpText("\(base)/master.m3u8")
         let oldVariant = try #require(oldMaster.split(separator: "\n").first { $0.hasSuffix("/360p/index.m3u8") }.map(String.init), "\(oldMaster)")
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("shop/short").path))
         let gone = await StorecastStack.eventually(timeout: .seconds(15)) {
@@ -81,13 +81,13 @@ import Testing
         defer { again.stop(grace: 1) }
         var newMaster = ""
         let back = await StorecastStack.eventually(timeout: .seconds(25)) {
-            newMaster = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+            newMaster = await TestEnvironment.httpText("\(base)/master.m3u8")
             return newMaster.contains("/360p/index.m3u8")
         }
         #expect(back, "the next show plays:\n\(stack.logs())")
         let newVariant = try #require(newMaster.split(separator: "\n").first { $0.hasSuffix("/360p/index.m3u8") }.map(String.init), "\(newMaster)")
         #expect(newVariant != oldVariant, "a new generation: \(oldVariant) then \(newVariant)")
-        let newPlaylist = String(decoding: await TestEnvironment.httpGet("\(base)/\(newVariant)")?.body ?? [], as: UTF8.self)
+        let newPlaylist = await TestEnvironment.httpText("\(base)/\(newVariant)")
         #expect(newPlaylist.contains("\nseg-1.m4s"), "numbered from 1 again: \(newPlaylist)")
         let stale = try #require(await TestEnvironment.httpGet("\(base)/\(oldVariant.replacingOccurrences(of: "index.m3u8", with: "seg-1.m4s"))"))
         #expect(stale.status == 404 && String(decoding: stale.body, as: UTF8.self).contains("reload master.m3u8"), "the last show's URL: \(stale.status)")

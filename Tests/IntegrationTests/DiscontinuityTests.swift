@@ -20,7 +20,7 @@ import Testing
         try await stack.waitUntilReady()
         let playlistURL = "\(stack.playbackBase)/live/shop/phone/360p/index.m3u8"
         var playlist = ""
-        func reload() async { playlist = String(decoding: await TestEnvironment.httpGet(playlistURL)?.body ?? [], as: UTF8.self) }
+        func reload() async { playlist = await TestEnvironment.httpText(playlistURL) }
 
         // The phone publishes, then loses its network (no deleteStream, the socket just dies)
         // and reconnects with a fresh encoder whose timestamps start at 0 again.
@@ -83,16 +83,16 @@ import Testing
         let playlistURL = "\(stack.playbackBase)/live/shop/stalled/360p/index.m3u8"
         var playlist = ""
         let live = await StorecastStack.eventually(timeout: .seconds(30)) {
-            playlist = String(decoding: await TestEnvironment.httpGet(playlistURL)?.body ?? [], as: UTF8.self)
+            playlist = await TestEnvironment.httpText(playlistURL)
             return playlist.contains("#EXTINF")
         }
         #expect(live, "the show is live:\n\(stack.logs())")
         stack.service("storecast-transcoder")?.kill()
         try await Task.sleep(for: .seconds(20))
-        playlist = String(decoding: await TestEnvironment.httpGet(playlistURL)?.body ?? [], as: UTF8.self)
+        playlist = await TestEnvironment.httpText(playlistURL)
         #expect(!playlist.contains("#EXT-X-ENDLIST"), "not ended before 30 s without media")
         let ended = await StorecastStack.eventually(timeout: .seconds(25)) {
-            playlist = String(decoding: await TestEnvironment.httpGet(playlistURL)?.body ?? [], as: UTF8.self)
+            playlist = await TestEnvironment.httpText(playlistURL)
             return playlist.hasSuffix("#EXT-X-ENDLIST\n")
         }
         #expect(ended, "ended after 30 s without media:\n\(playlist)")

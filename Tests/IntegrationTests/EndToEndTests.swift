@@ -109,7 +109,7 @@ import Testing
         #expect(Set(keyframeTimes).count == 1, "keyframes at the same timestamps in every rendition: \(keyframeTimes)")
 
         // EXT-X-PROGRAM-DATE-TIME on every segment: near now, and advancing by each EXTINF.
-        let media = String(decoding: await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/launch/\(variants[0].uri)")?.body ?? [], as: UTF8.self)
+        let media = await TestEnvironment.httpText("\(stack.playbackBase)/live/shop/launch/\(variants[0].uri)")
         let parser = ISO8601DateFormatter()
         parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let dates = media.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") }.compactMap { parser.date(from: String($0.dropFirst(25))) }
@@ -149,7 +149,7 @@ import Testing
         // 10 s of stream: a still at 0 s and one at 5 s.
         var stills = 0.0
         _ = await StorecastStack.eventually(timeout: .seconds(5)) {
-            let text = String(decoding: await TestEnvironment.httpGet("http://127.0.0.1:\(stack.metricsPort)/metrics")?.body ?? [], as: UTF8.self)
+            let text = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
             stills = text.split(separator: "\n").first { $0.hasPrefix("storecast_packager_thumbnails_total{") }.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
             return stills >= 2
         }
@@ -175,7 +175,7 @@ import Testing
     static func audioRendition(base: String, stack: StorecastStack) async throws -> (stream: String, duration: Double, decodeErrors: String) {
         var playlist = ""
         let ended = await StorecastStack.eventually(timeout: .seconds(15)) {
-            playlist = String(decoding: await TestEnvironment.httpGet("\(base)/audio/index.m3u8")?.body ?? [], as: UTF8.self)
+            playlist = await TestEnvironment.httpText("\(base)/audio/index.m3u8")
             return playlist.contains("#EXT-X-ENDLIST")
         }
         #expect(ended, "audio rendition: \(playlist)\n\(stack.logs())")
@@ -212,7 +212,7 @@ import Testing
         #expect(rendition.stream == "aac,\(audio.rate),\(audio.channels)")
         #expect(rendition.duration > 6.5, "about 8 s of audio: \(rendition.duration)")
         #expect(rendition.decodeErrors.isEmpty, "\(rendition.decodeErrors)")
-        let master = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+        let master = await TestEnvironment.httpText("\(base)/master.m3u8")
         #expect(master.contains("mp4a.40.2"), "\(master)")
         let statuses = await stack.stop()
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
@@ -248,7 +248,7 @@ import Testing
         let base = "\(stack.playbackBase)/live/shop/source"
         var master = ""
         _ = await StorecastStack.eventually(timeout: .seconds(15)) {
-            master = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+            master = await TestEnvironment.httpText("\(base)/master.m3u8")
             return Self.variants(master).count >= 3
         }
         let variants = Self.variants(master)
@@ -380,13 +380,13 @@ import Testing
         let base = "\(stack.playbackBase)/live/shop/switch"
         let expected = sizes.1 == 360 ? [("360p", 640, 360)] : [("480p", 854, 480), ("360p", 640, 360)]
         let master = try await StorecastStack.eventually(timeout: .seconds(10)) {
-            String(decoding: await TestEnvironment.httpGet(base + "/master.m3u8")?.body ?? [], as: UTF8.self).contains("#EXT-X-STREAM-INF")
+            await TestEnvironment.httpText(base + "/master.m3u8").contains("#EXT-X-STREAM-INF")
         }
         #expect(master)
         for (name, width, height) in expected {
             var playlist = ""
             _ = await StorecastStack.eventually(timeout: .seconds(10)) {
-                playlist = String(decoding: await TestEnvironment.httpGet(base + "/\(name)/index.m3u8")?.body ?? [], as: UTF8.self)
+                playlist = await TestEnvironment.httpText(base + "/\(name)/index.m3u8")
                 return playlist.contains("#EXT-X-ENDLIST")
             }
             let segments = playlist.split(separator: "\n").filter { $0.hasSuffix(".m4s") }
@@ -398,11 +398,11 @@ import Testing
             let frames = try await EndToEndTests.probe(last, ["-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])
             #expect((Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 30, "frames after the change are encoded: \(frames)")
         }
-        let variants = EndToEndTests.variants(String(decoding: await TestEnvironment.httpGet(base + "/master.m3u8")?.body ?? [], as: UTF8.self))
+        let variants = EndToEndTests.variants(await TestEnvironment.httpText(base + "/master.m3u8"))
         #expect(variants.filter { $0.uri != "source/index.m3u8" }.map(\.resolution) == expected.map { "\($0.1)x\($0.2)" }, "the ladder planned from the first size stays")
         var source = ""
         _ = await StorecastStack.eventually(timeout: .seconds(10)) {
-            source = String(decoding: await TestEnvironment.httpGet(base + "/source/index.m3u8")?.body ?? [], as: UTF8.self)
+            source = await TestEnvironment.httpText(base + "/source/index.m3u8")
             return source.contains("#EXT-X-ENDLIST")
         }
         #expect(source.contains("#EXT-X-MAP:URI=\"init.mp4\"") && source.contains("#EXT-X-MAP:URI=\"init-1.mp4\""), "the source rung's map changes: \(source)")
@@ -494,7 +494,7 @@ import Testing
         let base = "\(stack.playbackBase)/live/shop/profiled"
         let timeline = try await TranscoderPoolTests.timeline(base: base, rendition: "360p", directory: stack.logDirectory)
         _ = await publisher.wait(timeout: 20)
-        let master = String(decoding: await TestEnvironment.httpGet("\(base)/master.m3u8")?.body ?? [], as: UTF8.self)
+        let master = await TestEnvironment.httpText("\(base)/master.m3u8")
         #expect(EndToEndTests.variants(master).map(\.resolution) == ["640x360"], "only the profile's rung: \(master)")
         let file = try #require(timeline.file)
         let frames = try await EndToEndTests.probe(file, ["-select_streams", "v:0", "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0"])

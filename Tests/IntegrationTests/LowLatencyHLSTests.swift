@@ -271,7 +271,7 @@ extension LowLatencyHLSTests {
         }
         // Its media decodes from init + parts, as an LL player fetches it.
         let rendition = variants[0].split(separator: "/").first.map(String.init) ?? ""
-        let playlist = String(decoding: await TestEnvironment.httpGet("\(base)/\(rendition)/index.m3u8")?.body ?? [], as: UTF8.self)
+        let playlist = await TestEnvironment.httpText("\(base)/\(rendition)/index.m3u8")
         let parts = playlist.matches(of: /URI="(part-\d+\.\d+\.m4s)"/).map { String($0.1) }
         #expect(parts.count >= 3, "\(playlist)")
         var bytes = try #require(await TestEnvironment.httpGet("\(base)/\(rendition)/init.mp4")).body

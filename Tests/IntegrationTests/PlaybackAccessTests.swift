@@ -76,14 +76,14 @@ import Testing
 
         // Denials reach the metrics collector, by reason.
         let counted = await StorecastStack.eventually(timeout: .seconds(15)) {
-            let text = String(decoding: await TestEnvironment.httpGet("http://127.0.0.1:\(stack.metricsPort)/metrics")?.body ?? [], as: UTF8.self)
+            let text = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
             return text.contains("storecast_packager_playback_denied_total") && text.contains("reason=\"missing\"") && text.contains("reason=\"bad_signature\"")
         }
         #expect(counted, "denials counted in the collector's /metrics")
         // Viewers and egress per stream: this test is one viewer of each stream.
         var exposition = ""
         let viewers = await StorecastStack.eventually(timeout: .seconds(20)) {
-            exposition = String(decoding: await TestEnvironment.httpGet("http://127.0.0.1:\(stack.metricsPort)/metrics")?.body ?? [], as: UTF8.self)
+            exposition = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
             return exposition.split(separator: "\n").contains { $0.hasPrefix("storecast_packager_viewers{") && $0.contains("stream=\"shop/vip\"") && $0.split(separator: " ").last.flatMap { Double($0) } == 1 }
         }
         #expect(viewers, "one viewer of shop/vip: \(exposition.split(separator: "\n").filter { $0.contains("viewers") || $0.contains("egress") })")

@@ -75,7 +75,7 @@ import Testing
         #expect(failed, "the recording fails when the disk is full: \(rows)\n\(stack.logs())")
         #expect((rows.first?["error"] as? String)?.contains("No space left on device") == true, "\(rows)")
         // Live keeps going: the playlist still gains segments after the failure.
-        let playlist = { String(decoding: await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/tiny/360p/index.m3u8")?.body ?? [], as: UTF8.self) }
+        let playlist = { await TestEnvironment.httpText("\(stack.playbackBase)/live/shop/tiny/360p/index.m3u8") }
         let last = { (text: String) in text.matches(of: /\nseg-(\d+)\.m4s/).last.map { Int($0.1)! } ?? -1 }
         let before = last(await playlist())
         let advanced = await StorecastStack.eventually(timeout: .seconds(10)) { last(await playlist()) >= before + 2 }

@@ -51,7 +51,7 @@ import Testing
         for (name, owner) in zip(names, owners) where owner == "packager-b" {
             var playlist = ""
             let moved = await StorecastStack.eventually(timeout: .seconds(25)) {
-                playlist = String(decoding: await TestEnvironment.httpGet("\(bases["packager-main"]!)/live/shop/\(name)/360p/index.m3u8")?.body ?? [], as: UTF8.self)
+                playlist = await TestEnvironment.httpText("\(bases["packager-main"]!)/live/shop/\(name)/360p/index.m3u8")
                 return playlist.contains("#EXTINF")
             }
             #expect(moved, "\(name) plays from packager-main after packager-b left:\n\(playlist)\n\(stack.logs())")

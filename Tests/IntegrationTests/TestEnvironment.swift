@@ -87,6 +87,11 @@ enum TestEnvironment {
         await http("GET", url)
     }
 
+    /// A GET's body as text ("" when nothing answered): playlists.
+    static func httpText(_ url: String) async -> String {
+        String(decoding: await httpGet(url)?.body ?? [], as: UTF8.self)
+    }
+
     /// A GET with request headers; the answer keeps its headers (names lowercased) and how long it took.
     static func httpExchange(_ url: String, headers: [String: String] = [:], timeout: Double = 15) async -> (status: Int, headers: [String: String], body: [UInt8], seconds: Double)? {
         guard let u = URL(string: url) else { return nil }

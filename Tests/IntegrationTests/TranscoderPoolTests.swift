@@ -44,7 +44,7 @@ import Testing
     static func timeline(base: String, rendition: String, directory: URL) async throws -> Timeline {
         var playlist = ""
         let ended = await StorecastStack.eventually(timeout: .seconds(40)) {
-            playlist = String(decoding: await TestEnvironment.httpGet("\(base)/\(rendition)/index.m3u8")?.body ?? [], as: UTF8.self)
+            playlist = await TestEnvironment.httpText("\(base)/\(rendition)/index.m3u8")
             return playlist.contains("#EXT-X-ENDLIST")
         }
         #expect(ended, "the rendition playlist ends after the publisher stops: \(playlist)")
@@ -64,7 +64,7 @@ import Testing
     /// Waits for the stream's first segments and returns the worker holding it.
     static func runningWorker(_ stack: StorecastStack, base: String) async throws -> String {
         let packaged = await StorecastStack.eventually(timeout: .seconds(20)) {
-            let text = String(decoding: await TestEnvironment.httpGet("\(base)/240p/index.m3u8")?.body ?? [], as: UTF8.self)
+            let text = await TestEnvironment.httpText("\(base)/240p/index.m3u8")
             return text.split(separator: "\n").filter { $0.hasPrefix("seg-") }.count >= 2
         }
         #expect(packaged, "segments before the worker goes away:\n\(stack.logs())")

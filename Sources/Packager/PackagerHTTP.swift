@@ -43,8 +43,7 @@ enum PackagerHTTP {
     static func router(store: PackageStore, settings: OriginSettings, gate: PlaybackGate, viewers: ViewerAccounting) -> Router<PackagerRequestContext> {
         let router = Router(context: PackagerRequestContext.self)
         let rendered = PlaylistRenderCache()
-        router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.contentType, .range, .ifNoneMatch], allowMethods: [.get, .head, .options], exposedHeaders: ["ETag"]))
-        router.add(middleware: ExposedHeadersMiddleware(exposed: "ETag"))
+        router.add(middleware: PublicCORSMiddleware())
         router.get("/healthz") { _, _ in "ok" }
         router.get("/") { _, _ -> Response in
             let list = store.keys().map { key in (key: key, live: !(store.package(key)?.ended ?? true)) }
@@ -336,20 +335,6 @@ struct RenditionAddress {
 
     /// The parameter that names the file.
     static func fileParameter(inGeneration: Bool) -> String { inGeneration ? "c" : "b" }
-}
-
-/// Access-Control-Expose-Headers on actual cross-origin responses: Hummingbird's
-/// `CORSMiddleware` sends it only on preflight answers, where the Fetch standard ignores it, so a
-/// player page on another origin could not read the ETag.
-struct ExposedHeadersMiddleware: RouterMiddleware {
-    typealias Context = PackagerRequestContext
-    let exposed: String
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var response = try await next(request, context)
-        if request.method != .options, request.headers.contains(.origin) { response.headers[.accessControlExposeHeaders] = exposed }
-        return response
-    }
 }
 
 /// Counts the viewer session and the bytes of every answer under /live.

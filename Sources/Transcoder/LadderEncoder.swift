@@ -89,14 +89,18 @@ final class LadderEncoder {
     }
 
     private var hasVideo: Bool { source?.tracks.contains { $0.kind == .video } ?? false }
-    /// After the video rungs; fixed when the ladder is planned, so shedding a rung keeps it.
+    /// After the video rungs; fixed when the ladder is planned.
     private var audioOutTrackID: UInt8 = 1
     /// The publisher's H.264 as the "source" rendition (`settings.sourceRung`), after audio.
     private var sourcePassthrough: TrackConfig?
     private var sourceTrackID: UInt8 { audioOutTrackID + 1 }
     /// Whether the last announce carried the source rendition (units pass through only then).
     private var sourceAnnounced = false
-    private(set) var rungsShed = 0
+    /// Encode one decoded frame in this many in every rung (keyframes always): the real-time
+    /// policy thins the frame rate of a stream the worker cannot carry in full.
+    var frameStep = 1
+    private var decodedFrames = 0
+    private(set) var framesThinned = 0
     /// Stream time (ms) of the latest source video unit, for the real-time monitor.
     private(set) var lastSourceVideoTime: Int64?
 
@@ -243,6 +247,11 @@ final class LadderEncoder {
             lastVideoPts = pts
             let keyframe = cadence.isKeyframe(pts: pts)
             if thumbnails.isDue(pts: pts), let still = thumbnail(of: frame, streamID: streamID) { out.append(still) }
+            decodedFrames += 1
+            if !keyframe, frameStep > 1, decodedFrames % frameStep != 0 {
+                framesThinned += 1
+                continue
+            }
             out += try encodeLadder(frame, keyframe: keyframe, streamID: streamID)
             framesEncoded += 1
         }
@@ -292,16 +301,6 @@ final class LadderEncoder {
         let scale = Self.videoTimescale / 1000
         return [.accessUnit(AccessUnit(streamID: u.streamID, trackID: sourceTrackID, flags: u.flags, sequence: sequence,
                                        dts: u.dts * scale, compositionOffset: u.compositionOffset * Int32(scale), data: u.data))]
-    }
-
-    /// Drops the largest rung (the worker is behind real time) and announces the smaller ladder;
-    /// nothing when one rung is left.
-    func shedTopRung() -> [WireMessage] {
-        guard renditions.count > 1 else { return [] }
-        let shed = renditions.removeFirst()
-        shed.rung.stop()
-        rungsShed += 1
-        return announceOutput()
     }
 
     /// Every rung scales (from the source or the nearest larger rung, `settings.scaleFrom`) and

@@ -9,7 +9,7 @@ import Synchronization
 final class StreamTranscodeJob: Sendable {
     private final class Inbox: Sendable {
         struct State {
-            var messages: [WireMessage] = []
+            var messages: [QueuedMessage] = []
             /// Set when the queue overflowed: video is dropped until the next keyframe, since a
             /// P-frame without its references would only decode to garbage.
             var shedding = false
@@ -18,6 +18,18 @@ final class StreamTranscodeJob: Sendable {
         let queue = Mutex(State())
         let available = DispatchSemaphore(value: 0)
         let stopped = Atomic<Bool>(false)
+        /// Arrival times are seconds since this instant.
+        let epoch = ContinuousClock.now
+
+        func seconds(at instant: ContinuousClock.Instant = .now) -> Double { (instant - epoch) / .seconds(1) }
+
+        func takeAll() -> [QueuedMessage] {
+            queue.withLock { q in
+                let b = q.messages
+                q.messages.removeAll(keepingCapacity: true)
+                return b
+            }
+        }
     }
 
     let streamID: Int64
@@ -36,24 +48,61 @@ final class StreamTranscodeJob: Sendable {
             var slateFrames = CountReporter("storecast_transcoder_slate_frames_total")
             var thumbnails = CountReporter("storecast_transcoder_thumbnails_total")
             var thumbnailErrors = CountReporter("storecast_transcoder_thumbnail_errors_total")
-            var rungsShed = CountReporter("storecast_transcoder_rungs_shed_total")
-            var monitor = RealTimeMonitor()
+            var thinned = CountReporter("storecast_transcoder_frames_thinned_total")
+            let catchUps = Counter(label: "storecast_transcoder_catchup_skips_total")
+            let skippedUnits = Counter(label: "storecast_transcoder_units_skipped_total")
+            let frameSteps = Counter(label: "storecast_transcoder_frame_step_changes_total")
             let lag = Gauge(label: "storecast_transcoder_lag_seconds", dimensions: [("stream", "\(streamID)")])
-            let clock = ContinuousClock(), started = clock.now
+            let frameStep = Gauge(label: "storecast_transcoder_frame_step", dimensions: [("stream", "\(streamID)")])
+            var policy = LadderRealTimePolicy()
+            var videoTracks: Set<UInt8> = []
+            frameStep.record(1)
             while true {
                 inbox.available.wait()
-                let batch = inbox.queue.withLock { q -> [WireMessage] in let b = q.messages; q.messages.removeAll(); return b }
+                var batch = inbox.takeAll()
                 if batch.isEmpty, inbox.stopped.load(ordering: .acquiring) { return }
-                for message in batch {
+                var next = 0
+                while next < batch.count {
+                    let queued = batch[next]
+                    next += 1
                     do {
-                        for out in try encoder.handle(message) { emit(out) }
+                        for out in try encoder.handle(queued.message) { emit(out) }
                     } catch {
                         logger.error("transcoding failed", metadata: ["stream": "\(streamID)", "error": "\(error)"])
                     }
-                    switch message {
+                    switch queued.message {
                     case .streamEnd, .release:
                         inbox.stopped.store(true, ordering: .releasing)
                         return
+                    case .streamAnnounce(let a):
+                        videoTracks = Set(a.tracks.filter { $0.kind == .video }.map(\.trackID))
+                    case .accessUnit(let u) where videoTracks.contains(u.trackID):
+                        // Behind real time is work queued here: arrival to encode done.
+                        let done = inbox.seconds()
+                        var actions = policy.encoded(arrived: queued.arrived, done: done)
+                        lag.record(policy.lag)
+                        while let action = actions.popLast() {
+                            switch action {
+                            case .skipToNewestKeyframe:
+                                let (kept, count) = CatchUpSkip.apply(to: Array(batch[next...]) + inbox.takeAll(), videoTracks: videoTracks)
+                                batch = kept
+                                next = 0
+                                guard count > 0 else { break }
+                                catchUps.increment()
+                                skippedUnits.increment(by: count)
+                                logger.warning("transcoding is behind real time; skipping queued video to the newest keyframe (every rendition continues)",
+                                               metadata: ["stream": "\(streamID)", "lag_seconds": "\(policy.lag)", "units_skipped": "\(count)"])
+                                actions += policy.skipped(at: done)
+                            case .frameStep(let n):
+                                let thinner = n > encoder.frameStep
+                                encoder.frameStep = n
+                                frameStep.record(Double(n))
+                                frameSteps.increment()
+                                logger.warning(thinner ? "transcoding cannot keep up at full frame rate; every rendition now encodes one frame in \(n)"
+                                                       : "transcoding caught up; every rendition now encodes one frame in \(n)",
+                                               metadata: ["stream": "\(streamID)", "lag_seconds": "\(policy.lag)", "frame_step": "\(n)"])
+                            }
+                        }
                     default:
                         break
                     }
@@ -63,27 +112,17 @@ final class StreamTranscodeJob: Sendable {
                 slateFrames.report(encoder.slateFramesEncoded)
                 thumbnails.report(encoder.thumbnailsTaken)
                 thumbnailErrors.report(encoder.thumbnailErrors)
-                // Behind real time: shed the top rung rather than queue without bound.
-                if let ms = encoder.lastSourceVideoTime {
-                    let wall = (clock.now - started) / .seconds(1)
-                    if monitor.observe(wall: wall, streamTime: Double(ms) / 1000) {
-                        let announce = encoder.shedTopRung()
-                        for out in announce { emit(out) }
-                        if !announce.isEmpty {
-                            logger.warning("transcoding is behind real time; shedding the top rung", metadata: ["stream": "\(streamID)", "lag_seconds": "\(monitor.lag)"])
-                        }
-                    }
-                    lag.record(monitor.lag)
-                }
-                rungsShed.report(encoder.rungsShed)
+                thinned.report(encoder.framesThinned)
             }
         }
         thread.name = "transcode-\(streamID)"
         thread.start()
     }
 
-    /// Queues input. Past the bound, non-keyframe video is shed rather than queued without limit.
+    /// Queues input, stamped with its arrival. Past the bound, non-keyframe video is shed rather
+    /// than queued without limit.
     func submit(_ message: WireMessage) {
+        let arrived = inbox.seconds()
         let accepted = inbox.queue.withLock { q -> Bool in
             if case .streamAnnounce(let a) = message {
                 q.videoTracks = Set(a.tracks.filter { $0.kind == .video }.map(\.trackID))
@@ -95,7 +134,7 @@ final class StreamTranscodeJob: Sendable {
                     q.shedding = false
                 }
             }
-            q.messages.append(message)
+            q.messages.append(QueuedMessage(message: message, arrived: arrived))
             return true
         }
         if accepted { inbox.available.signal() } else { dropped.increment() }
@@ -103,7 +142,8 @@ final class StreamTranscodeJob: Sendable {
 
     /// The stream moved to another worker: encode what is queued, flush the encoders, then stop.
     func release() {
-        inbox.queue.withLock { $0.messages.append(.release(streamID: streamID)) }
+        let arrived = inbox.seconds()
+        inbox.queue.withLock { $0.messages.append(QueuedMessage(message: .release(streamID: streamID), arrived: arrived)) }
         inbox.available.signal()
     }
 

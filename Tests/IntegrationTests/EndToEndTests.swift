@@ -8,11 +8,11 @@ import Testing
     /// ffmpeg publishing testsrc2 at 854x480, 30 fps, H.264 + AAC, in real time.
     /// ffmpeg publishing testsrc2 with a 2 s GOP; `bFrames`: x264 veryfast with two B-frames
     /// (pictures out of decode order, as OBS's default settings send) instead of ultrafast zerolatency.
-    static func publisher(url: String, seconds: Int, logDirectory: URL, bFrames: Bool = false) throws -> ServiceProcess {
+    static func publisher(url: String, seconds: Int, logDirectory: URL, bFrames: Bool = false, size: String = "854x480", name: String = "ffmpeg-publisher") throws -> ServiceProcess {
         let x264 = bFrames ? ["-preset", "veryfast", "-bf", "2"] : ["-preset", "ultrafast", "-tune", "zerolatency"]
-        return try ServiceProcess(name: "ffmpeg-publisher", executable: try TestEnvironment.which("ffmpeg"), arguments: [
+        return try ServiceProcess(name: name, executable: try TestEnvironment.which("ffmpeg"), arguments: [
             "-hide_banner", "-loglevel", "error", "-re",
-            "-f", "lavfi", "-i", "testsrc2=size=854x480:rate=30",
+            "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30",
             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
             "-t", "\(seconds)", "-c:v", "libx264"] + x264 + ["-g", "60",
             "-c:a", "aac", "-b:a", "96k", "-f", "flv", url,

@@ -187,20 +187,3 @@ import StorecastRuntime
         }
     }
 }
-
-@Suite struct RealTimeMonitorTests {
-    /// (wall seconds, stream seconds) observations and where the monitor says "shed".
-    static let cases: [(name: String, points: [(Double, Double)], sheds: [Int])] = [
-        ("keeping up", (0..<20).map { (Double($0), Double($0)) }, []),
-        ("a GOP-cache burst runs ahead, then keeps up", [(0, 0), (0.1, 2), (1.1, 3), (2.1, 4)], []),
-        ("falls behind at half speed: one shed, then a hold-off", (0..<16).map { (Double($0), Double($0) / 2) }, [4, 9, 14]),
-        ("a short stall within the limit", [(0, 0), (1, 1), (2.4, 1.1), (3.4, 2.5)], []),
-    ]
-
-    @Test(arguments: cases.indices)
-    func shedsOnlyWhenBehindBeyondTheLimit(_ i: Int) {
-        var m = RealTimeMonitor()
-        let sheds = Self.cases[i].points.enumerated().filter { m.observe(wall: $0.element.0, streamTime: $0.element.1) }.map(\.offset)
-        #expect(sheds == Self.cases[i].sheds, "\(Self.cases[i].name)")
-    }
-}

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(pkg-config libzmq3-dev libavcodec-dev libavutil-dev libswscale-dev libpq-dev postgresql ffmpeg)
 if [[ "${1:-}" == "--test" ]]; then
-    packages+=(curl python3-venv docker-compose chromium chromium-driver gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav)
+    packages+=(curl nginx-light python3-venv docker-compose chromium chromium-driver gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav)
 fi
 
 missing=()

@@ -4,9 +4,9 @@ import StorecastWire
 import Testing
 @testable import Transcoder
 
-/// Shedding under load with the real codecs: the ladder loses its top rung, announces the
-/// smaller ladder, and from then on only the remaining rungs produce units.
-@Suite struct LadderSheddingTests {
+/// The ladder with the real codecs: the passed-through source rendition, and a thinned frame
+/// rate under load that keeps every rung.
+@Suite struct LadderEncoderTests {
     /// 30 frames of 854x480 H.264 (an IDR first) from libx264, as ingest would forward them;
     /// with `bFrames`, two B-frames between references (pictures out of decode order).
     static func source(bFrames: Bool = false) throws -> (config: [UInt8], units: [AccessUnit]) {
@@ -60,24 +60,36 @@ import Testing
         #expect(announceIndex != nil && firstSource != nil && announceIndex! < firstSource!, "announced before its first unit")
     }
 
-    @Test func shedTopRungAnnouncesTheSmallerLadderAndStopsItsUnits() throws {
+    /// A worker that cannot carry a stream at full frame rate thins it in every rung alike:
+    /// no rung leaves the ladder (its viewers would freeze), nothing is announced again, and
+    /// every rung keeps producing the same frames, keyframes included.
+    @Test func aThinnedFrameRateKeepsEveryRungInStep() throws {
         let (config, units) = try Self.source()
         #expect(units.count == 30)
-        let ladder = LadderEncoder(ladder: .field, settings: TranscoderSettings(preset: "ultrafast", thumbnailInterval: 0))
+        var settings = TranscoderSettings(preset: "ultrafast", gopSeconds: 0.5, thumbnailInterval: 0)
+        settings.fastStart = nil
+        let ladder = LadderEncoder(ladder: .field, settings: settings)
         let track = TrackConfig(trackID: 1, kind: .video, codec: "h264", name: "source", timescale: 1000, width: 854, height: 480, config: config)
         var before = try ladder.handle(.streamAnnounce(StreamAnnounce(streamID: 1, sessionID: 1, tenant: "t", streamName: "s", discontinuity: false, tracks: [track])))
         for u in units.prefix(15) { before += try ladder.handle(.accessUnit(u)) }
         #expect(Self.videoTracks(before) == [["480p", "360p"]])
         let rungIDs = Set(before.compactMap { if case .accessUnit(let u) = $0 { u.trackID } else { nil } })
-        #expect(rungIDs == [1, 2], "both rungs encode before shedding")
+        #expect(rungIDs == [1, 2], "both rungs encode")
 
-        let shed = ladder.shedTopRung()
-        #expect(Self.videoTracks(shed) == [["360p"]], "the smaller ladder is announced")
+        ladder.frameStep = 2
         var after: [WireMessage] = []
         for u in units.dropFirst(15) { after += try ladder.handle(.accessUnit(u)) }
-        let afterIDs = after.compactMap { if case .accessUnit(let u) = $0 { u.trackID } else { nil } }
-        #expect(afterIDs.count >= 14 && Set(afterIDs) == [2], "only the 360p rung keeps producing")
-        #expect(ladder.shedTopRung().isEmpty, "the last rung is never shed")
-        #expect(ladder.rungsShed == 1)
+        after += try ladder.handle(.streamEnd(StreamEnd(streamID: 1, reason: "done")))
+        #expect(Self.videoTracks(after).isEmpty, "the ladder is not announced again")
+        let produced = after.compactMap { if case .accessUnit(let u) = $0 { u } else { nil } }
+        let perRung = Dictionary(grouping: produced, by: \.trackID)
+        #expect(Set(perRung.keys) == [1, 2], "every rung keeps producing")
+        #expect(perRung[1]?.map(\.dts) == perRung[2]?.map(\.dts), "the rungs carry the same frames")
+        #expect(perRung[1]?.map(\.isKeyframe) == perRung[2]?.map(\.isKeyframe), "keyframes stay aligned")
+        // 15 frames: one in two encoded, plus the 0.5 s cadence's keyframes wherever they fall.
+        let count = perRung[1]?.count ?? 0
+        #expect(count >= 7 && count <= 10, "about half the frames: \(count) of 15")
+        #expect(ladder.framesThinned == 15 - count, "every frame not encoded is counted as thinned")
+        #expect(perRung[1]?.contains { $0.isKeyframe } == true, "the cadence's keyframes are always encoded")
     }
 }

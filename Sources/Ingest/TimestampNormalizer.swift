@@ -4,6 +4,11 @@
 public struct TimestampNormalizer: Sendable {
     /// A forward step larger than this is a publisher clock jump, not elapsed time.
     public static let maximumForwardJumpMilliseconds: Int64 = 10_000
+    /// A backward step larger than this is a publisher clock reset, not audio and video
+    /// interleaved a little out of order. Held at the last time instead, every frame until the
+    /// clock caught up would carry one timestamp: seconds of video the encoders must drop, and a
+    /// frozen picture for every viewer.
+    public static let maximumBackwardStepMilliseconds: Int64 = 1_000
 
     public enum Correction: Sendable, Equatable { case none, wrapped, backwards, jumped }
 
@@ -23,7 +28,7 @@ public struct TimestampNormalizer: Sendable {
             if delta > Self.maximumForwardJumpMilliseconds {
                 correction = .jumped
                 out = lastOut + 1
-            } else if delta < -Self.maximumForwardJumpMilliseconds {
+            } else if delta < -Self.maximumBackwardStepMilliseconds {
                 correction = .jumped
                 out = lastOut + 1
             } else {

@@ -40,14 +40,14 @@ public final class PostgresConnection {
             PQexecParams(handle, sql, Int32(parameters.count), nil, pointers, nil, nil, 0)
         }
         guard let result else {
-            throw PostgresError(code: .queryFailed, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines, sqlState: nil, query: sql)
+            throw PostgresError(code: PostgresError.classify(sqlState: nil, connectionLost: !isHealthy), message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines, sqlState: nil, query: sql)
         }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            throw PostgresError(code: state == "23505" ? .uniqueViolation : .queryFailed, message: message, sqlState: state, query: sql)
+            throw PostgresError(code: PostgresError.classify(sqlState: state, connectionLost: !isHealthy), message: message, sqlState: state, query: sql)
         }
         let columnCount = Int(PQnfields(result))
         let rowCount = Int(PQntuples(result))

@@ -103,4 +103,109 @@ import Testing
         #expect(sessions.value(0, "n") == "1", "the same session continued: \(sessions.rows)")
         _ = await stack.stop()
     }
+
+    /// PostgreSQL restarted mid-show (5 s down): the live show keeps flowing in every rendition,
+    /// the API answers 503 with a JSON error and no database text while it is down, and
+    /// recovers by itself.
+    @Test func postgresRestartedMidShowKeepsTheShowAndTheAPIRecovers() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "db")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 60, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let watcher = try await RenditionWatcher(masterURL: "\(stack.playbackBase)/live/shop/db/master.m3u8")
+        try await Task.sleep(for: .seconds(4))
+        let api = "http://127.0.0.1:\(stack.apiPort)/v1/streams"
+        #expect(await TestEnvironment.httpGet(api)?.status == 200)
+        let from = watcher.elapsed
+        let restart = Task { try await TestEnvironment.restartPostgres(down: .seconds(5)) }
+        var answers: [(status: Int, body: String)] = []
+        while !restart.isCancelled, answers.count < 400 {
+            if let r = await TestEnvironment.httpGet(api) { answers.append((r.status, String(decoding: r.body, as: UTF8.self))) }
+            if answers.count > 4, answers.suffix(1).first?.status == 200, answers.contains(where: { $0.status == 503 }) { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        try await restart.value
+        let down = answers.filter { $0.status != 200 }
+        #expect(down.contains { $0.status == 503 }, "the API said the database is down: \(answers.map(\.status))")
+        #expect(down.allSatisfy { $0.status == 503 && $0.body.contains("\"database_unavailable\"") && !$0.body.localizedCaseInsensitiveContains("server closed") },
+                "only 503 with a JSON error and no database text: \(down.map { "\($0.status) \($0.body)" })")
+        let recovered = await StorecastStack.eventually(timeout: .seconds(15)) { await TestEnvironment.httpGet(api)?.status == 200 }
+        #expect(recovered, "the API recovered by itself")
+        print("fault matrix, PostgreSQL restarted: API answers \(answers.map(\.status)) (every 250 ms)")
+        try await Task.sleep(for: .seconds(6))
+        let end = watcher.elapsed
+        let figures = Self.judge(watcher.stop(), windows: [("PostgreSQL restarted (5 s down)", from...end, Self.segment)], end: end)
+        print("fault matrix, PostgreSQL restarted: \(figures.joined(separator: "; "))")
+        _ = await stack.stop()
+    }
+
+    // MARK: Faults in what the publisher sends (a scripted real-time publisher: 720p H.264 with
+    // a keyframe every second, AAC; ffmpeg cannot send these faults as a phone does).
+
+    typealias Frame = ScriptedPublisher.Frame
+
+    static func isSequenceHeader(_ f: Frame) -> Bool { f.payload.count > 1 && f.payload[1] == 0 }
+
+    /// Publishes `frames` in real time on a thread while every rendition is watched; stops
+    /// watching 2 s before the publisher's last frame (the show is still live), then judges.
+    static func watchScriptedShow(_ name: String, frames: [Frame], bound: Double) async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "scripted")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let started = ContinuousClock.now
+        let publishing = Task { try await ScriptedPublisher.run(port: stack.rtmpPort, key: key, frames: frames) }
+        let watcher = try await RenditionWatcher(masterURL: "\(stack.playbackBase)/live/shop/scripted/master.m3u8")
+        #expect(watcher.renditions.count == 4, "720p, 480p, 360p and audio: \(watcher.renditions)")
+        let from = watcher.elapsed
+        let last = Double(frames.map { $0.sendAt ?? $0.timestamp }.max() ?? 0) / 1000
+        try await Task.sleep(until: started + .seconds(last - 2))
+        let end = watcher.elapsed
+        let timelines = watcher.stop()
+        let figures = Self.judge(timelines, windows: [(name, from...end, bound)], end: end)
+        print("fault matrix, \(name): \(figures.joined(separator: "; "))")
+        try await publishing.value
+        _ = await stack.stop()
+    }
+
+    /// The publisher's clock jumps back 5 s, jumps forward an hour, or wraps at 2^32 ms, 12 s
+    /// into a 24 s show. Before, a jump back held every frame at one time until the clock caught
+    /// up (5 s of video the encoders dropped: every rung froze).
+    @Test(arguments: ["jumps back 5 s", "jumps forward 1 h", "wraps at 2^32 ms"])
+    func publisherClockFaultsNeverFreezeARendition(_ fault: String) async throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("scripted-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let half = ScriptedMedia.interleave(try await ScriptedMedia.h264(width: 1280, height: 720, seconds: 12, directory: directory),
+                                            try await ScriptedMedia.aac(seconds: 12, directory: directory))
+        let media = half.filter { !Self.isSequenceHeader($0) }
+        var frames: [Frame]
+        switch fault {
+        case "jumps back 5 s":
+            frames = half + media.map { Frame(timestamp: $0.timestamp + 7_000, payload: $0.payload, isVideo: $0.isVideo, sendAt: $0.timestamp + 12_000) }
+        case "jumps forward 1 h":
+            frames = half + media.map { Frame(timestamp: $0.timestamp + 3_612_000, payload: $0.payload, isVideo: $0.isVideo, sendAt: $0.timestamp + 12_000) }
+        default:
+            // The whole show on a clock that wraps 12 s in.
+            let base = UInt32.max - 11_999
+            frames = (half + ScriptedMedia.shifted(media, by: 12_000)).map {
+                Frame(timestamp: $0.timestamp &+ base, payload: $0.payload, isVideo: $0.isVideo, sendAt: $0.timestamp)
+            }
+        }
+        try await Self.watchScriptedShow("clock \(fault)", frames: frames, bound: Self.segment)
+    }
+
+    /// The seller's app goes to the background: video stops for 5 s while audio goes on. The
+    /// slate keeps every video rendition advancing from 1 s after the last frame.
+    @Test func aVideoGapIsBridgedInEveryRendition() async throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("scripted-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let video = try await ScriptedMedia.h264(width: 1280, height: 720, seconds: 10, directory: directory)
+        let back = ScriptedMedia.shifted(video.filter { !Self.isSequenceHeader($0) }, by: 15_000)
+        let frames = ScriptedMedia.interleave(video + back, try await ScriptedMedia.aac(seconds: 25, directory: directory))
+        try await Self.watchScriptedShow("video gap 5 s", frames: frames, bound: 1 + Self.segment)
+    }
 }

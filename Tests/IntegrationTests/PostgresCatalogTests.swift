@@ -138,3 +138,25 @@ import Testing
         }
     }
 }
+
+/// What a failed statement means, as a table: a connection that is gone (a restarted server)
+/// must read as "retry shortly", never as a bad query (whose text would reach an API caller).
+@Suite struct PostgresErrorClassificationTests {
+    static let cases: [(sqlState: String?, connectionLost: Bool, code: PostgresError.Code)] = [
+        ("23505", false, .uniqueViolation),
+        ("57P01", false, .connectionFailed),  // terminating connection due to administrator command
+        ("57P03", false, .connectionFailed),  // the database system is starting up
+        ("08006", false, .connectionFailed),  // connection failure
+        (nil, true, .connectionFailed),       // "server closed the connection unexpectedly"
+        ("42P01", true, .connectionFailed),
+        ("42P01", false, .queryFailed),       // undefined table: the query's fault
+        ("23503", false, .queryFailed),
+        (nil, false, .queryFailed),
+    ]
+
+    @Test(arguments: cases.indices)
+    func classify(_ i: Int) {
+        let c = Self.cases[i]
+        #expect(PostgresError.classify(sqlState: c.sqlState, connectionLost: c.connectionLost) == c.code, "\(c)")
+    }
+}

@@ -33,6 +33,9 @@ final class ScriptedPublisher {
         var timestamp: UInt32
         var payload: [UInt8]
         var isVideo: Bool
+        /// When to send it, in ms after the first frame (real-time publishing); nil: at its
+        /// timestamp. Apart from the timestamp for a publisher whose clock jumps.
+        var sendAt: UInt32? = nil
     }
 
     private let fd: Int32
@@ -195,7 +198,7 @@ final class ScriptedPublisher {
         let start = Date()
         for frame in frames {
             if realTime {
-                let due = start.addingTimeInterval(Double(frame.timestamp) / 1000)
+                let due = start.addingTimeInterval(Double(frame.sendAt ?? frame.timestamp) / 1000)
                 let wait = due.timeIntervalSinceNow
                 if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
             }

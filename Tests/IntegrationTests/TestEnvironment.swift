@@ -30,6 +30,19 @@ enum TestEnvironment {
         return try postgres!.createDatabase("t_\(UUID().uuidString.prefix(8).lowercased())")
     }
 
+    /// Stops the shared server, waits `down`, and starts it again on the same port: a database
+    /// restart under running services.
+    static func restartPostgres(down: Duration) async throws {
+        let pg = try lock.withLock { () throws -> LocalPostgres in
+            guard let pg = postgres else { throw Failure(description: "no PostgreSQL to restart") }
+            return pg
+        }
+        pg.stop()
+        try await Task.sleep(for: down)
+        let started = try LocalPostgres.start(runDirectory: runDirectory, port: pg.port)
+        lock.withLock { postgres = started }
+    }
+
     static var repositoryRoot: URL { Fixtures.repositoryRoot() }
 
     static var migrationsDirectory: URL { repositoryRoot.appendingPathComponent("schemas/migrations") }

@@ -22,6 +22,27 @@ import Testing
         #expect(next == 41)
     }
 
+    /// A publisher's clock faults as (raw timestamp, track) in; the session timeline out. Video
+    /// is track 1 at 30 fps, audio track 2 in between; each fault must keep both tracks moving
+    /// forward in step (no run of equal times, which would freeze the picture).
+    static let faults: [(name: String, raw: [(UInt32, UInt8)], out: [Int64])] = [
+        ("jump back 5 s", [(10_000, 1), (10_010, 2), (10_033, 1), (5_033, 1), (5_043, 2), (5_066, 1), (5_100, 1)],
+         [0, 10, 33, 34, 44, 67, 101]),
+        ("jump forward 1 h", [(10_000, 1), (10_010, 2), (3_610_000, 1), (3_610_010, 2), (3_610_033, 1)],
+         [0, 10, 11, 21, 44]),
+        ("wrap at 2^32 ms", [(UInt32.max - 40, 1), (UInt32.max - 30, 2), (UInt32.max &- 7, 1), (25, 1), (35, 2), (59, 1)],
+         [0, 10, 33, 66, 76, 100]),
+        ("audio 0.5 s behind video stays as it is", [(1_000, 1), (520, 2), (1_033, 1), (553, 2)],
+         [0, -480, 33, -447]),
+    ]
+
+    @Test(arguments: faults.indices)
+    func clockFaultsKeepEveryTrackMoving(_ i: Int) {
+        var n = TimestampNormalizer()
+        let out = Self.faults[i].raw.map { n.normalize($0.0, track: $0.1).0 }
+        #expect(out == Self.faults[i].out, "\(Self.faults[i].name)")
+    }
+
     @Test func decodeOrderNeverGoesBackwardsWithinATrack() {
         var n = TimestampNormalizer()
         _ = n.normalize(100, track: 1)

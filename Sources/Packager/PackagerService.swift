@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import Metrics
 import PostgresClient
 import StorecastRuntime
 import ServiceLifecycle
@@ -57,6 +58,9 @@ public final class PackagerService: Service, Sendable {
     private let database: PostgresExecutor?
 
     /// Without a database every stream plays without a token (development).
+    /// Cursors older than this belong to shows long over: a restart does not continue them.
+    static let resumeWithinSeconds = 300
+
     public init(configuration: Configuration, context: ZMQContext, database: PostgresExecutor? = nil, logger: Logger) {
         self.configuration = configuration
         self.database = database
@@ -68,10 +72,35 @@ public final class PackagerService: Service, Sendable {
         let (config, context, logger, store, viewers, database) = (configuration, self.context, self.logger, self.store, self.viewers, self.database)
         let recorder = database.map { Recorder(database: $0, root: config.recordingsDirectory, node: config.node, logger: logger) }
         let dvr = config.dvrWindow > 0 ? DVRArchive(root: config.dvrDirectory, logger: logger) : nil
+        // Packages this node served before a restart (kill -9, a deploy): continued when their
+        // streams come back, so players' media playlist URLs stay valid.
+        var resume: [PackageCursor] = []
+        if let database {
+            do {
+                resume = try await database.run { try PackageCursorStore.recent($0, node: config.node, within: PackagerService.resumeWithinSeconds) }
+                if !resume.isEmpty { logger.info("packages to continue after a restart", metadata: ["streams": "\(Set(resume.map(\.streamKey)).sorted())"]) }
+            } catch {
+                logger.warning("cannot read the packages served before a restart; their viewers must reload", metadata: ["error": "\(error)"])
+            }
+        }
+        let served = resume
+        let cursorWriteFailures = Counter(label: "storecast_packager_cursor_write_failures_total")
+        var saveCursors: (@Sendable ([PackageCursor]) -> Void)?
+        if let database {
+            let node = config.node
+            saveCursors = { @Sendable (cursors: [PackageCursor]) -> Void in
+                database.submit({ connection in try PackageCursorStore.save(connection, node: node, cursors) }, onError: { error in
+                    cursorWriteFailures.increment()
+                    logger.warning("cannot write where the live packages stand; a restart now would make their viewers reload", metadata: ["error": "\(error)"])
+                })
+            }
+        }
+        let writeCursors = saveCursors
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
-            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, chunkTarget: config.partTarget == nil ? 0 : config.chunkTarget, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention, logger: logger)
+            try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, chunkTarget: config.partTarget == nil ? 0 : config.chunkTarget, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention,
+                                  resume: served, saveCursors: writeCursors, logger: logger)
         }
         defer { pipeline.stop() }
         var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)

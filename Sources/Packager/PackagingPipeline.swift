@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import StorecastRuntime
 import StorecastWire
 import ZeroMQ
 
@@ -19,6 +20,9 @@ final class PackagingPipeline: ZMQActorBody {
         var referenceVideo: UInt8?
         /// Since when the stream has been silent, as of the last tick (nil: something came since).
         var silentSince: ContinuousClock.Instant?
+        /// The last announce taken: the transcoder repeats it at every keyframe (so a packager
+        /// that restarted picks the stream up), and a repeat changes nothing.
+        var announce: StreamAnnounce?
     }
 
     /// A live stream that gets nothing this long is ended here (its playlist gets ENDLIST and the
@@ -38,6 +42,12 @@ final class PackagingPipeline: ZMQActorBody {
     private let dvr: DVRArchive?
     private let dvrWindow: Double
     private var streams: [Int64: Stream] = [:]
+    /// Packages this packager served before it restarted, continued when their streams come back.
+    private var resumptions: [String: PackageResumption]
+    /// Cursors changed since the last tick, written down once a second (`saveCursors`).
+    private var changedCursors: [String: PackageCursor] = [:]
+    private let saveCursors: (@Sendable ([PackageCursor]) -> Void)?
+    private let resumed = Counter(label: "storecast_packager_packages_resumed_total")
     private let segmentsCounter = Counter(label: "storecast_packager_segments_total")
     private let partsCounter = Counter(label: "storecast_packager_parts_total")
     private let unitsCounter = Counter(label: "storecast_packager_units_total")
@@ -48,8 +58,11 @@ final class PackagingPipeline: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [pull] }
 
-    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, chunkTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120), logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, chunkTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120),
+         resume: [PackageCursor] = [], saveCursors: (@Sendable ([PackageCursor]) -> Void)? = nil, logger: Logger) throws {
         self.endedRetention = endedRetention
+        self.resumptions = PackageResumption.byStream(resume)
+        self.saveCursors = saveCursors
         self.recorder = recorder
         self.dvr = dvr
         self.dvrWindow = dvr == nil ? 0 : dvrWindow
@@ -71,6 +84,10 @@ final class PackagingPipeline: ZMQActorBody {
     private var endedAt: [String: ContinuousClock.Instant] = [:]
 
     func tick(now: ContinuousClock.Instant) throws {
+        if !changedCursors.isEmpty, let saveCursors {
+            saveCursors(Array(changedCursors.values))
+            changedCursors = [:]
+        }
         // Units only clear `silentSince` (no clock read per unit); the tick starts the count.
         var idle: [Int64] = []
         for i in streams.indices {
@@ -125,9 +142,17 @@ final class PackagingPipeline: ZMQActorBody {
         let key = PackageStore.key(tenant: a.tenant, stream: a.streamName)
         // A stream this packager has not seen (a show starting, or restarting after it ended).
         let starting = streams[a.streamID] == nil
+        if !starting, !a.discontinuity, streams[a.streamID]?.announce == a { return }  // the transcoder's repeat
         if starting { recorder?.streamStarted(key: key, tenant: a.tenant, stream: a.streamName) }
         var stream = streams[a.streamID] ?? Stream(key: key, segmenters: [:], names: [:])
         stream.silentSince = nil
+        stream.announce = a
+        // A package this packager served before it restarted: the same generation, numbered on.
+        let resumption = starting && store.package(key) == nil ? resumptions.removeValue(forKey: key) : nil
+        if resumption != nil {
+            resumed.increment()
+            logger.info("continuing a package served before this packager restarted", metadata: ["stream": "\(key)", "generation": "\(resumption!.generation)"])
+        }
         if a.discontinuity {
             // The timeline jumps (publisher reconnect, failover): close every open segment and
             // start the next ones with EXT-X-DISCONTINUITY.
@@ -175,7 +200,12 @@ final class PackagingPipeline: ZMQActorBody {
                 publish(last, rendition: oldName, key: key)
                 if track.trackID == stream.referenceVideo { forwardVideoCut(last, timescale: old.track.timescale, in: &stream) }
             }
-            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget, firstSequence: nextSequence(key, track.name))
+            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget,
+                                               firstSequence: resumption?.firstSequence(track.name) ?? nextSequence(key, track.name))
+            if let cc = resumption?.discontinuitySequence(track.name) {
+                fresh[track.name]?.discontinuitySequence = cc
+                segmenter.markDiscontinuity()
+            }
             segmenter.clockAnchor = stream.anchor
             // A starting show's first segments may end at the transcoder's fast-start keyframe
             // (the passed-through source keeps the publisher's keyframes).
@@ -197,7 +227,8 @@ final class PackagingPipeline: ZMQActorBody {
         }
         streams[a.streamID] = stream
         store.update(key) { package in
-            var p = package ?? StreamPackage(streamID: a.streamID, tenant: a.tenant, name: a.streamName, renditions: [:], generation: StreamPackage.generation(at: Date()))
+            var p = package ?? StreamPackage(streamID: a.streamID, tenant: a.tenant, name: a.streamName, renditions: [:],
+                                             generation: resumption?.generation ?? StreamPackage.generation(at: Date()))
             p.ended = false
             for (name, rendition) in fresh {
                 if p.renditions[name] != nil { p.renditions[name]!.reconfigure(rendition) } else { p.renditions[name] = rendition }
@@ -279,7 +310,14 @@ final class PackagingPipeline: ZMQActorBody {
         let (window, dvrWindow) = (windowSegments, self.dvrWindow)
         var expired: [Int] = []
         let chunksOnly = output.parts.isEmpty && output.segment == nil
-        store.update(key, chunksOnly: chunksOnly) { package in expired = package?.renditions[rendition]?.add(output, window: window, dvrWindow: dvrWindow) ?? [] }
+        var cursor: PackageCursor?
+        store.update(key, chunksOnly: chunksOnly) { package in
+            expired = package?.renditions[rendition]?.add(output, window: window, dvrWindow: dvrWindow) ?? []
+            if output.segment != nil, let p = package, let r = p.renditions[rendition], let last = r.segments.last {
+                cursor = PackageCursor(streamKey: key, rendition: rendition, generation: p.generation, lastSequence: last.sequence, discontinuitySequence: r.edgeDiscontinuitySequence)
+            }
+        }
+        if let cursor { changedCursors[key + "/" + rendition] = cursor }
         dvr?.delete(key, rendition: rendition, sequences: expired)
     }
 }

@@ -19,6 +19,8 @@ public struct RenditionPackage: Sendable {
     public var olderInitSegments: [Int: [UInt8]] = [:]
     public var segments: [PackagedSegment] = []
     public var discontinuitySequence = 0
+    /// The discontinuity sequence of the newest listed segment.
+    public var edgeDiscontinuitySequence: Int { discontinuitySequence + listedSegments.filter(\.discontinuity).count }
     public var ended = false
     /// Dropped by the transcoder (shed under load, or gone from a new ladder): out of the
     /// multivariant playlist, its media playlist ended.

@@ -252,6 +252,9 @@ final class LadderEncoder {
                 framesThinned += 1
                 continue
             }
+            // The announce again before every keyframe: a packager that restarted (and lost what
+            // it knew) picks the stream up here, as a late joiner from a snapshot.
+            if keyframe, !pendingDiscontinuity, let announced { out.append(.streamAnnounce(announced)) }
             out += try encodeLadder(frame, keyframe: keyframe, streamID: streamID)
             framesEncoded += 1
         }

@@ -104,6 +104,60 @@ import Testing
         _ = await stack.stop()
     }
 
+    /// kill -9 of the transcoder serving the stream, with a second worker present: the survivor
+    /// takes it over from ingest's GOP cache and every rendition goes on.
+    @Test func aTranscoderKilledMidShowNeverFreezesARendition() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "worker")
+        try stack.start(workers: ["worker-a", "worker-b"])
+        try await stack.waitUntilReady(workers: 2)
+        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 60, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let watcher = try await RenditionWatcher(masterURL: "\(stack.playbackBase)/live/shop/worker/master.m3u8")
+        try await Task.sleep(for: .seconds(6))
+        let victim = try #require(try await TranscoderPoolTests.leases(stack, currentOnly: true).first?.workerID)
+        let from = watcher.elapsed
+        try #require(stack.service(victim)).kill()
+        try await Task.sleep(for: .seconds(12))
+        let end = watcher.elapsed
+        let figures = Self.judge(watcher.stop(), windows: [("transcoder kill -9", from...end, Self.segment)], end: end)
+        print("fault matrix, transcoder killed: \(figures.joined(separator: "; "))")
+        let holder = try await TranscoderPoolTests.leases(stack, currentOnly: true).first?.workerID
+        #expect(holder != nil && holder != victim, "the other worker holds the stream: \(holder ?? "none")")
+        _ = await stack.stop()
+    }
+
+    /// The packager killed (-9) or stopped (SIGTERM) mid-show and started again with the same
+    /// command line, as systemd or Kubernetes would: the players following the media playlists
+    /// they had continue at the new live edge, without an ENDLIST.
+    @Test(arguments: ["kill -9", "SIGTERM"])
+    func aRestartedPackagerContinuesTheShowForItsViewers(_ how: String) async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "origin")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 70, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let master = "\(stack.playbackBase)/live/shop/origin/master.m3u8"
+        let watcher = try await RenditionWatcher(masterURL: master)
+        try await Task.sleep(for: .seconds(6))
+        let packager = try #require(stack.service("storecast-packager"))
+        let from = watcher.elapsed
+        if how == "kill -9" { packager.kill() } else { packager.stop(grace: 15) }
+        let down = watcher.elapsed - from
+        try await Task.sleep(for: .seconds(1))  // systemd's RestartSec
+        try stack.restart("storecast-packager")
+        let back = await StorecastStack.eventually(timeout: .seconds(20)) { await TestEnvironment.httpText(master).contains("#EXT-X-STREAM-INF") }
+        let recovered = watcher.elapsed - from
+        #expect(back, "the restarted packager serves the show again:\n\(stack.logs())")
+        try await Task.sleep(for: .seconds(10))
+        let end = watcher.elapsed
+        let away = down + 1
+        let figures = Self.judge(watcher.stop(), windows: [("packager \(how) + restart", from...end, away + Self.segment + 2)], end: end)
+        print("fault matrix, packager \(how): stopped in \(String(format: "%.2f", down)) s, master back after \(String(format: "%.2f", recovered)) s; \(figures.joined(separator: "; "))")
+        _ = await stack.stop()
+    }
+
     /// PostgreSQL restarted mid-show (5 s down): the live show keeps flowing in every rendition,
     /// the API answers 503 with a JSON error and no database text while it is down, and
     /// recovers by itself.

@@ -10,6 +10,8 @@ final class StorecastStack: @unchecked Sendable {
     let metricsPort: Int
     let logDirectory: URL
     private(set) var services: [ServiceProcess] = []
+    /// How each service was started, to start it again (`restart`).
+    private var commands: [String: (binary: String, arguments: [String])] = [:]
     /// HTTP ports of extra packagers by node name (the first packager uses `httpPort`).
     private(set) var extraPackagerPorts: [String: Int] = [:]
 
@@ -68,11 +70,21 @@ final class StorecastStack: @unchecked Sendable {
         plan.append(("storecast-api", "storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,
                                                      "--playback-base-url", playbackBase]))
         for service in plan {
+            commands[service.name] = (service.binary, service.arguments)
             services.append(try ServiceProcess(name: service.name, executable: try TestEnvironment.binary(service.binary), arguments: service.arguments, logDirectory: logDirectory))
         }
     }
 
-    func service(_ name: String) -> ServiceProcess? { services.first { $0.name == name } }
+    func service(_ name: String) -> ServiceProcess? { services.last { $0.name == name } }
+
+    /// Starts a service that was stopped or killed again with the same command line, as
+    /// systemd or Kubernetes would (its log goes on in `NAME-2.log`, …).
+    func restart(_ name: String) throws {
+        guard let command = commands[name] else { throw TestEnvironment.Failure(description: "no service \(name)") }
+        let runs = services.filter { $0.name == name || $0.name.hasPrefix(name + "-run") }.count
+        let process = try ServiceProcess(name: "\(name)-run\(runs + 1)", executable: try TestEnvironment.binary(command.binary), arguments: command.arguments, logDirectory: logDirectory)
+        services.append(process)
+    }
 
     /// Polls until `condition` holds or `timeout` passes; returns whether it held.
     static func eventually(timeout: Duration, _ condition: () async throws -> Bool) async rethrows -> Bool {

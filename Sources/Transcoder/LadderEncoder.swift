@@ -254,7 +254,11 @@ final class LadderEncoder {
             }
             // The announce again before every keyframe: a packager that restarted (and lost what
             // it knew) picks the stream up here, as a late joiner from a snapshot.
-            if keyframe, !pendingDiscontinuity, let announced { out.append(.streamAnnounce(announced)) }
+            // A repeat is never a cut (the announce it repeats may have been one).
+            if keyframe, !pendingDiscontinuity, framesEncoded > 0, var repeated = announced {
+                repeated.discontinuity = false
+                out.append(.streamAnnounce(repeated))
+            }
             out += try encodeLadder(frame, keyframe: keyframe, streamID: streamID)
             framesEncoded += 1
         }

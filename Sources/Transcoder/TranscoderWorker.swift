@@ -56,6 +56,9 @@ final class TranscoderWorker: ZMQActorBody {
     private let post: @Sendable (WorkerCommand) -> Void
     private let streamsGauge = Gauge(label: "storecast_transcoder_streams")
     private let pushedBytes = Counter(label: "storecast_transcoder_output_bytes_total")
+    private let droppedOutput = Counter(label: "storecast_transcoder_output_dropped_total")
+    private var droppedSinceLog = 0
+    private var lastDropLog: ContinuousClock.Instant?
 
     var readableSockets: [ZMQSocket] { links.map(\.socket) }
 
@@ -168,7 +171,16 @@ final class TranscoderWorker: ZMQActorBody {
             if try socket.send([bytes], dontWait: true) {
                 pushedBytes.increment(by: bytes.count)
             } else {
-                logger.warning("packager not keeping up; rendition data dropped", metadata: ["packager": "\(endpoint)"])
+                // At the high-water mark (the packager stopped reading): dropped, counted, and
+                // logged at most every 10 s, not once per unit.
+                droppedOutput.increment()
+                droppedSinceLog += 1
+                let now = clock.now
+                if lastDropLog.map({ now - $0 >= .seconds(10) }) ?? true {
+                    logger.warning("packager not keeping up; rendition data dropped at the high-water mark", metadata: ["packager": "\(endpoint)", "units_dropped": "\(droppedSinceLog)"])
+                    lastDropLog = now
+                    droppedSinceLog = 0
+                }
             }
         case .drain:
             draining = true

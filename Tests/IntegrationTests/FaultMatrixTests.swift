@@ -158,6 +158,51 @@ import Testing
         _ = await stack.stop()
     }
 
+    /// Resident memory of a process, in MiB (VmRSS).
+    static func residentMiB(_ process: ServiceProcess) -> Double {
+        let status = (try? String(contentsOfFile: "/proc/\(process.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let kb = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
+        return kb / 1024
+    }
+
+    /// A consumer that stops reading (SIGSTOP for 20 s): the packager (the transcoder's PUSH
+    /// fills to its high-water mark) or the transcoder (ingest's ROUTER fills). Memory of every
+    /// other process stays bounded, and the show goes on in every rendition once it reads again.
+    @Test(arguments: ["storecast-packager", "storecast-transcoder"])
+    func aStuckConsumerKeepsMemoryBoundedAndTheShowComesBack(_ stuck: String) async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "stuck")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 70, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let watcher = try await RenditionWatcher(masterURL: "\(stack.playbackBase)/live/shop/stuck/master.m3u8")
+        try await Task.sleep(for: .seconds(6))
+        let others = ["storecast-ingest", "storecast-transcoder", "storecast-packager"].filter { $0 != stuck }.compactMap { stack.service($0) }
+        let before = Dictionary(uniqueKeysWithValues: others.map { ($0.name, Self.residentMiB($0)) })
+        var peak = before
+        let target = try #require(stack.service(stuck))
+        let from = watcher.elapsed
+        kill(target.process.processIdentifier, SIGSTOP)
+        for _ in 0..<20 {
+            try await Task.sleep(for: .seconds(1))
+            for p in others { peak[p.name] = max(peak[p.name] ?? 0, Self.residentMiB(p)) }
+        }
+        kill(target.process.processIdentifier, SIGCONT)
+        try await Task.sleep(for: .seconds(14))
+        for p in others { peak[p.name] = max(peak[p.name] ?? 0, Self.residentMiB(p)) }
+        let end = watcher.elapsed
+        let growth = peak.map { name, mib in "\(name) \(String(format: "%.0f", before[name] ?? 0)) → \(String(format: "%.0f", mib)) MiB" }.sorted()
+        print("fault matrix, \(stuck) stuck 20 s: \(growth.joined(separator: ", "))")
+        for (name, mib) in peak {
+            #expect(mib - (before[name] ?? 0) < 256, "\(name) stays bounded while \(stuck) does not read: \(growth)")
+        }
+        // The stall itself is the consumer's silence; then every rendition goes on.
+        let figures = Self.judge(watcher.stop(), windows: [("\(stuck) stuck 20 s", from...end, 20 + 2 * Self.segment)], end: end)
+        print("fault matrix, \(stuck) stuck 20 s: \(figures.joined(separator: "; "))")
+        _ = await stack.stop()
+    }
+
     /// PostgreSQL restarted mid-show (5 s down): the live show keeps flowing in every rendition,
     /// the API answers 503 with a JSON error and no database text while it is down, and
     /// recovers by itself.

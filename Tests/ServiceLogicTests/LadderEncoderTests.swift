@@ -80,8 +80,17 @@ import Testing
         var after: [WireMessage] = []
         for u in units.dropFirst(15) { after += try ladder.handle(.accessUnit(u)) }
         after += try ladder.handle(.streamEnd(StreamEnd(streamID: 1, reason: "done")))
-        #expect(Self.videoTracks(after).isEmpty, "the ladder is not announced again")
         let produced = after.compactMap { if case .accessUnit(let u) = $0 { u } else { nil } }
+        // The ladder is only repeated (before each keyframe, for a packager that restarted),
+        // never changed, and a repeat is never a cut.
+        let first = try #require(before.compactMap { if case .streamAnnounce(let a) = $0 { a } else { nil } }.first)
+        let repeats = after.compactMap { if case .streamAnnounce(let a) = $0 { a } else { nil } }
+        #expect(repeats.allSatisfy { $0.tracks == first.tracks && !$0.discontinuity }, "\(repeats)")
+        #expect(repeats.count == produced.filter { $0.isKeyframe && $0.trackID == 1 }.count, "one repeat per ladder keyframe")
+        for (i, message) in after.enumerated() {
+            guard case .accessUnit(let u) = message, u.isKeyframe, u.trackID == 1 else { continue }
+            if case .streamAnnounce = after[i - 1] {} else { Issue.record("the repeat comes right before the keyframe's units") }
+        }
         let perRung = Dictionary(grouping: produced, by: \.trackID)
         #expect(Set(perRung.keys) == [1, 2], "every rung keeps producing")
         #expect(perRung[1]?.map(\.dts) == perRung[2]?.map(\.dts), "the rungs carry the same frames")

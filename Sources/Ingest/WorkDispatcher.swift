@@ -28,14 +28,7 @@ final class WorkDispatcher: ZMQActorBody {
 
     private struct Stream {
         var cache = GOPCache()
-        var worker: String?
-        /// The worker is draining: move at the next point a new worker can start from.
-        var handoff = false
         var profile: TranscodeProfile?
-        /// The packager this session's renditions go to; kept for the session once chosen.
-        var packagerEndpoint: String?
-        /// A worker has held the stream: a new lease may repeat what it delivered.
-        var hadWorker = false
     }
 
     private let router: ZMQSocket
@@ -44,7 +37,8 @@ final class WorkDispatcher: ZMQActorBody {
     private let logger: Logger
     private let ledger: LeaseLedger?
     private let clock = ContinuousClock()
-    private var registry = WorkerRegistry()
+    /// Who holds what and when streams move: the decisions, apart from this shell.
+    private var scheduler = LeaseScheduler()
     private var nextBeat: ContinuousClock.Instant?
     private var streams: [Int64: Stream] = [:]
     /// What this turn queued for one worker.
@@ -98,34 +92,54 @@ final class WorkDispatcher: ZMQActorBody {
         case .profile(let id, let profile):
             streams[id, default: Stream()].profile = profile
         case .ended(let id, let reason):
-            guard let stream = streams.removeValue(forKey: id) else { return }
-            if let worker = stream.worker {
-                send(.streamEnd(StreamEnd(streamID: id, reason: reason)), to: worker)
-                registry.unassign(id)
-                ledger?.ended(streamID: id, reason: .streamEnded)
-            }
+            guard streams.removeValue(forKey: id) != nil else { return }
+            carryOut(scheduler.ended(stream: id), endReason: reason)
         }
     }
 
     private func media(_ message: WireMessage, streamID id: Int64) {
-        // One hash lookup per unit, and the stream mutated in place (a copy would copy its GOP).
+        // The stream mutated in place (a copy would copy its GOP).
         let index = streams.index(forKey: id) ?? { streams[id] = Stream(); return streams.index(forKey: id)! }()
         streams.values[index].cache.record(message)
-        let worker = streams.values[index].worker
-        if let worker, streams.values[index].handoff, isHandoffPoint(message, id), let next = registry.leastLoaded(), next != worker {
-            // The cache now starts at this unit: the new worker begins exactly here, and the
-            // draining one flushes what it has up to here.
-            send(.release(streamID: id), to: worker)
-            registry.unassign(id)
-            streams[id]?.handoff = false
-            handoffs.increment()
-            logger.info("handing stream over from a draining worker", metadata: ["stream": "\(id)", "from": "\(worker)", "to": "\(next)"])
-            lease(id, to: next, replacing: .workerDraining)
-        } else if let worker {
+        // The cache now starts at a handoff point's unit, so a lease there sends it as the first
+        // of the snapshot.
+        switch scheduler.media(stream: id, announced: streams.values[index].cache.announce != nil, handoffPoint: isHandoffPoint(message, id)) {
+        case .forward(let worker):
             send(message, to: worker)
-        } else {
-            unitsUnassigned.increment()
-            assign(id)
+        case .act(let actions):
+            if case .release = actions.first {} else { unitsUnassigned.increment() }  // not a hand-over: it had no worker
+            carryOut(actions)
+        }
+    }
+
+    /// Carries out the scheduler's decisions.
+    private func carryOut(_ actions: [LeaseScheduler.Action], endReason: String = "") {
+        for action in actions {
+            switch action {
+            case .lease(let id, let worker, let reason, let replay):
+                lease(id, to: worker, replacing: reason, replay: replay)
+            case .release(let id, let worker):
+                send(.release(streamID: id), to: worker)
+                handoffs.increment()
+                logger.info("handing stream over from a draining worker", metadata: ["stream": "\(id)", "from": "\(worker)"])
+            case .end(let id, let worker):
+                send(.streamEnd(StreamEnd(streamID: id, reason: endReason)), to: worker)
+                ledger?.ended(streamID: id, reason: .streamEnded)
+            case .leaseEnded(let id, let reason):
+                ledger?.ended(streamID: id, reason: reason)
+                if reason == .workerSilent { reassignments.increment() }
+            case .workerJoined(let worker, let capacity):
+                logger.info("transcoder worker joined", metadata: ["worker": "\(worker)", "capacity": "\(capacity)"])
+                workersGauge.record(scheduler.registry.workers.count)
+            case .workerLost(let worker, let orphaned):
+                logger.warning("transcoder worker missed \(WorkerRegistry.livenessBeats) heartbeats; moving its streams", metadata: ["worker": "\(worker)", "streams": "\(orphaned)"])
+                workersGauge.record(scheduler.registry.workers.count)
+            case .draining(let worker, let id):
+                logger.info("worker is draining; its stream moves at the next keyframe", metadata: ["worker": "\(worker)", "stream": "\(id)"])
+            case .packagerLost(let id, let packager):
+                packagerMoves.increment()
+                logger.warning("the stream's packager is gone; moving the stream to a live one", metadata: ["stream": "\(id)", "packager": "\(packager)"])
+            }
         }
     }
 
@@ -142,27 +156,7 @@ final class WorkDispatcher: ZMQActorBody {
         switch message {
         case .workerReady(let status), .workerHeartbeat(let status):
             guard status.workerID == identity else { return }
-            let isNew = registry.heard(from: status, at: clock.now)
-            if isNew {
-                logger.info("transcoder worker joined", metadata: ["worker": "\(identity)", "capacity": "\(status.capacity)"])
-                workersGauge.record(registry.workers.count)
-            }
-            // A worker that restarted under the same id lost its streams: lease them again.
-            let running = Set(status.streams)
-            for (id, stream) in streams where stream.worker == identity && !running.contains(id) && isReady(message) {
-                lease(id, to: identity, replacing: .workerRestarted)
-            }
-            // Capacity 0 means draining (schemas/wire.md): move its streams at their next keyframe.
-            if status.capacity == 0 {
-                for (id, stream) in streams where stream.worker == identity && !stream.handoff {
-                    streams[id]?.handoff = true
-                    logger.info("worker is draining; its stream moves at the next keyframe", metadata: ["worker": "\(identity)", "stream": "\(id)"])
-                }
-            }
-            for (id, stream) in streams where stream.worker == nil {
-                _ = stream
-                assign(id)
-            }
+            carryOut(scheduler.heard(status, ready: isReady(message), at: clock.now))
         default:
             break
         }
@@ -182,18 +176,7 @@ final class WorkDispatcher: ZMQActorBody {
 
     func tick(now: ContinuousClock.Instant) throws {
         defer { flush() }
-        relocateFromLostPackagers()
-        for (worker, orphaned) in registry.expire(now: now) {
-            logger.warning("transcoder worker missed \(WorkerRegistry.livenessBeats) heartbeats; moving its streams", metadata: ["worker": "\(worker)", "streams": "\(orphaned.sorted())"])
-            workersGauge.record(registry.workers.count)
-            for id in orphaned {
-                streams[id]?.worker = nil
-                streams[id]?.handoff = false
-                ledger?.ended(streamID: id, reason: .workerSilent)
-                reassignments.increment()
-                assign(id)
-            }
-        }
+        carryOut(scheduler.tick(now: now, livePackagers: Set(packagers.live.map(\.endpoint))))
         // Heartbeats go once a second (schemas/wire.md), not on every 250 ms tick.
         // On a fixed 1 s grid (from the last beat, not from this tick, so the beat does not slip a
         // tick each time); after a stall the grid starts again from now.
@@ -201,52 +184,22 @@ final class WorkDispatcher: ZMQActorBody {
         let following = (nextBeat ?? now).advanced(by: WorkerRegistry.heartbeatInterval)
         nextBeat = following > now ? following : now.advanced(by: WorkerRegistry.heartbeatInterval)
         let beat = WireMessage.workerHeartbeat(WorkerStatus(workerID: nodeID, capacity: 0, streams: Array(streams.keys)))
-        for worker in registry.workers.keys { send(beat, to: worker) }
+        for worker in scheduler.registry.workers.keys { send(beat, to: worker) }
     }
 
-    /// A session whose packager left the live list (stopped, or stopped heartbeating for
-    /// `NodeRegistry.liveSeconds`) moves to its owner among the live ones: its worker is leased
-    /// the stream again, pushing there, from the GOP cache. The new packager makes a fresh package
-    /// (a new generation); players come back through the API, which already names it. With no
-    /// packager registered (none yet, or none left) placements stay; with the database
-    /// unreachable the directory keeps its last list. The worker tells the old packager the
-    /// stream ended there. A session without a worker just forgets the placement: its next
-    /// lease places it again.
-    private func relocateFromLostPackagers() {
-        let live = Set(packagers.live.map(\.endpoint))
-        guard !live.isEmpty else { return }
-        for (id, stream) in streams {
-            guard let chosen = stream.packagerEndpoint, !live.contains(chosen) else { continue }
-            streams[id]?.packagerEndpoint = nil
-            guard let worker = stream.worker else { continue }
-            packagerMoves.increment()
-            logger.warning("the stream's packager is gone; moving the stream to a live one", metadata: ["stream": "\(id)", "packager": "\(chosen)"])
-            lease(id, to: worker, replacing: .packagerLost)
-        }
-    }
-
-    private func assign(_ id: Int64) {
-        // Only streams with media: a publish that never sent any has nothing to transcode.
-        guard let stream = streams[id], stream.worker == nil, stream.cache.announce != nil, let worker = registry.leastLoaded() else { return }
-        lease(id, to: worker, replacing: .workerUnreachable)
-    }
-
-    /// Leases `id` to `worker`; a lease still recorded for the stream ends with `reason`.
-    private func lease(_ id: Int64, to worker: String, replacing reason: LeaseEndReason) {
+    /// Leases `id` to `worker` (the scheduler decided): the ledger, the assignment with the
+    /// session's packager, and the GOP snapshot. A session whose packager was lost (see
+    /// ``LeaseScheduler``) is placed again here; the worker tells the old packager the stream
+    /// ended there. After another worker (`replay`), the snapshot may repeat what it already
+    /// delivered: the new worker places extra keyframes up to the snapshot's last picture, so the
+    /// packager continues close to where the previous one stopped (a freeze of about 0.1 s, not
+    /// up to a GOP). In a drain hand-over that is one extra IDR, which also covers the old
+    /// worker's last frames arriving after the new one's first.
+    private func lease(_ id: Int64, to worker: String, replacing reason: LeaseEndReason, replay: Bool) {
         guard let stream = streams[id] else { return }
-        registry.unassign(id)
-        registry.assign(id, to: worker)
-        streams[id]?.worker = worker
         ledger?.granted(streamID: id, workerID: worker, replacing: reason)
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "snapshot_units": "\(stream.cache.units.count)"])
-        // After another worker, the snapshot may repeat what it already delivered: the new worker
-        // places extra keyframes up to the snapshot's last picture, so the packager continues
-        // close to where the previous one stopped (a freeze of about 0.1 s, not up to a GOP). In
-        // a drain hand-over that is one extra IDR, which also covers the old worker's last
-        // frames arriving after the new one's first.
-        let replayUntil = stream.hadWorker ? stream.cache.replayEnd : nil
-        streams[id]?.hadWorker = true
-        let assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replayUntil)
+        let assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replay ? stream.cache.replayEnd : nil)
         send(.assign(assignment), to: worker)
         for message in stream.cache.snapshot { send(message, to: worker) }
     }
@@ -254,10 +207,10 @@ final class WorkDispatcher: ZMQActorBody {
     /// The session's packager: chosen at its first lease by rendezvous hashing over the live
     /// packagers, then kept, so a new worker after a failover pushes to the same one.
     private func packagerEndpoint(for id: Int64) -> String {
-        if let chosen = streams[id]?.packagerEndpoint { return chosen }
+        if let chosen = scheduler.packager(of: id) { return chosen }
         guard let announce = streams[id]?.cache.announce else { return packagers.fallbackEndpoint }  // leases need an announce
         let placement = packagers.placement(tenant: announce.tenant, stream: announce.streamName)
-        streams[id]?.packagerEndpoint = placement.endpoint
+        scheduler.place(id, packager: placement.endpoint)
         if let node = placement.node {
             packagers.recordOrigin(streamID: id, node: node)
             logger.info("stream placed on packager", metadata: ["stream": "\(id)", "packager": "\(node)"])
@@ -271,7 +224,7 @@ final class WorkDispatcher: ZMQActorBody {
     private func send(_ message: WireMessage, to worker: String) {
         let i = outgoing.lastIndex { $0.worker == worker } ?? {
             // The turn's bytes shared among the workers (a guess; a batch grows if it needs to).
-            outgoing.append(Outgoing(worker: worker, batch: WireBatchQueue(capacity: batchCapacity / max(1, registry.workers.count))))
+            outgoing.append(Outgoing(worker: worker, batch: WireBatchQueue(capacity: batchCapacity / max(1, scheduler.registry.workers.count))))
             return outgoing.count - 1
         }()
         outgoing[i].batch.append(message)
@@ -306,12 +259,8 @@ final class WorkDispatcher: ZMQActorBody {
             } catch {
                 logger.warning("transcoder worker unreachable", metadata: ["worker": "\(worker)", "error": "\(error)"])
             }
-            for id in registry.remove(worker) {
-                streams[id]?.worker = nil
-                streams[id]?.handoff = false
-                ledger?.ended(streamID: id, reason: .workerUnreachable)
-            }
-            workersGauge.record(registry.workers.count)
+            carryOut(scheduler.unreachable(worker))
+            workersGauge.record(scheduler.registry.workers.count)
         }
     }
 }

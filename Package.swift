@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // MARK: C system libraries
@@ -50,9 +51,9 @@ let package = Package(
         .target(name: "BinaryCoding", swiftSettings: swift6),
         .target(name: "RTMP", dependencies: ["BinaryCoding"], swiftSettings: swift6),
         .target(name: "MediaFormats", dependencies: ["BinaryCoding"], swiftSettings: swift6),
-        .target(name: "FMP4", dependencies: ["MediaFormats", "BinaryCoding"], swiftSettings: swift6),
+        .target(name: "FMP4", dependencies: ["BinaryCoding"], swiftSettings: swift6),
         .target(name: "HLS", swiftSettings: swift6),
-        .target(name: "StorecastWire", dependencies: ["MediaFormats", "BinaryCoding"], swiftSettings: swift6),
+        .target(name: "StorecastWire", dependencies: ["BinaryCoding"], swiftSettings: swift6),
 
         // MARK: Service shells
         .target(
@@ -70,21 +71,23 @@ let package = Package(
         .target(
             name: "Ingest",
             dependencies: [
-                "RTMP", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ",
+                "RTMP", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ", "PostgresClient",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swift6),
         .target(
             name: "Transcoder",
-            dependencies: ["FFmpegCodecs", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ"],
+            dependencies: ["FFmpegCodecs", "MediaFormats", "StorecastWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: swift6),
         .target(
             name: "Packager",
             dependencies: [
-                "FMP4", "HLS", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ",
+                "FMP4", "HLS", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ", "PostgresClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swift6),
@@ -93,6 +96,8 @@ let package = Package(
             dependencies: [
                 "StorecastWire", "StorecastRuntime", "ZeroMQ",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swift6),
         .target(
@@ -100,30 +105,31 @@ let package = Package(
             dependencies: [
                 "StorecastRuntime", "PostgresClient", "StorecastWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swift6),
 
         // MARK: Executables (composition roots)
         .executableTarget(
             name: "storecast-ingest",
-            dependencies: ["Ingest", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [.product(name: "Logging", package: "swift-log"), "Ingest", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swift6),
         .executableTarget(
             name: "storecast-transcoder",
-            dependencies: ["Transcoder", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [.product(name: "Logging", package: "swift-log"), "Transcoder", "StorecastRuntime", "ZeroMQ", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swift6),
         .executableTarget(
             name: "storecast-packager",
-            dependencies: ["Packager", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [.product(name: "Logging", package: "swift-log"), "Packager", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swift6),
         .executableTarget(
             name: "storecast-metrics",
-            dependencies: ["MetricsCollector", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [.product(name: "Logging", package: "swift-log"), "MetricsCollector", "StorecastRuntime", "ZeroMQ", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swift6),
         .executableTarget(
             name: "storecast-api",
             dependencies: [
-                "ControlPlane", "StorecastRuntime", "PostgresClient", "ZeroMQ",
+                "ControlPlane", "StorecastRuntime", "PostgresClient", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -137,15 +143,15 @@ let package = Package(
         .target(name: "StorecastTestSupport", path: "Tests/StorecastTestSupport", swiftSettings: swift6),
         .testTarget(
             name: "RTMPTests",
-            dependencies: ["RTMP", "StorecastTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["RTMP", "BinaryCoding", "StorecastTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6),
         .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(name: "FMP4Tests", dependencies: ["FMP4", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
-        .testTarget(name: "HLSTests", dependencies: ["HLS", "StorecastTestSupport"], swiftSettings: swift6),
-        .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "BinaryCoding", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
+        .testTarget(name: "HLSTests", dependencies: ["HLS"], swiftSettings: swift6),
+        .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "BinaryCoding", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "ServiceLogicTests",
-            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "StorecastWire", "StorecastRuntime", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport"],
+            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "HLS", "StorecastWire", "StorecastRuntime", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swift6),
         .testTarget(
             name: "IngestChannelTests",

@@ -21,7 +21,7 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then swift build -c release >&2; fi
 
 run="$PWD/$out/soak-run"; rm -rf "$run"
 .build/release/storecast dev --run-directory "$run" --postgres-port 55434 --rtmp-port 19362 --http-port 18090 --api-port 18098 \
-    --metrics-port 19110 --zmq-base-port 19381 --preset ultrafast > "$out/soak-dev.log" 2>&1 & dev=$!
+    --metrics-port 19110 --zmq-base-port 19381 --preset ultrafast --slots $((PUBLISHERS + 1)) > "$out/soak-dev.log" 2>&1 & dev=$!
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; kill $dev 2>/dev/null || true; wait $dev 2>/dev/null || true' EXIT
 for _ in $(seq 1 240); do grep -q "RTMP URL:" "$out/soak-dev.log" && break; sleep 0.5; done
@@ -29,26 +29,38 @@ grep -q "RTMP URL:" "$out/soak-dev.log" || { echo "soak: the stack did not start
 db=$(awk '/Database:/ {print $2}' "$out/soak-dev.log")
 rtmp="rtmp://127.0.0.1:19362/live"
 base="http://127.0.0.1:18090/live/demo"
+# The demo tenant's concurrent-stream quota (10) would refuse half the publishers: raised for the run.
+command -v psql >/dev/null || { echo "soak: psql is missing (apt-get install postgresql-client)" >&2; exit 1; }
+psql "$db" -qc "UPDATE tenants SET max_concurrent_streams = $((PUBLISHERS + 1)) WHERE slug = 'demo'"
+runid=$(date +%s)  # the throwaway database outlives the run folder (as root it lives under /var/tmp): new names each run
 
+sample="$out/soak-sample-240p.flv"
+if [[ ! -f "$sample" ]]; then  # 60 s of 426x240 30 fps H.264 (2 s GOP) + AAC, made once
+    ffmpeg -v error -y -f lavfi -i testsrc2=size=426x240:rate=30 -f lavfi -i sine=sample_rate=44100 -t 60 \
+        -c:v libx264 -preset veryfast -tune zerolatency -g 60 -b:v 400k -c:a aac -b:a 64k "$sample"
+fi
 echo "soak: $PUBLISHERS publishers (426x240, one rung + audio), $VIEWERS viewers, $MINUTES min" >&2
 urls=()
 for i in $(seq 1 "$PUBLISHERS"); do
-    key=$(.build/release/storecast stream create demo "soak-$i" --database "$db" | awk '/^stream key/ {print $NF}')
-    [[ -n "$key" ]] || { echo "soak: could not create stream soak-$i" >&2; exit 1; }
-    ffmpeg -v error -re -f lavfi -i testsrc2=size=426x240:rate=30 -f lavfi -i sine=sample_rate=44100 -t $((SECS + 90)) \
-        -c:v libx264 -preset ultrafast -tune zerolatency -g 60 -c:a aac -b:a 64k -f flv "$rtmp/$key" </dev/null >/dev/null 2>&1 &
+    key=$(.build/release/storecast stream create demo "soak-$runid-$i" --database "$db" | awk '/^stream key/ {print $NF}')
+    [[ -n "$key" ]] || { echo "soak: could not create stream soak-$runid-$i" >&2; exit 1; }
+    # A pre-encoded sample sent as it is (-c copy): the publishers cost the machine almost
+    # nothing, so the 2 cores go to Storecast (encoding 20 live sources here took about a core).
+    ffmpeg -v error -re -stream_loop -1 -i "$sample" -t $((SECS + 90)) -c copy -f flv "$rtmp/$key" </dev/null >/dev/null 2>&1 &
     pids+=($!)
 done
-probe_key=$(.build/release/storecast stream create demo soak-probe --database "$db" | awk '/^stream key/ {print $NF}')
+probe_key=$(.build/release/storecast stream create demo "soak-$runid-probe" --database "$db" | awk '/^stream key/ {print $NF}')
 for i in $(seq 1 "$PUBLISHERS"); do
-    for _ in $(seq 1 120); do curl -sf "$base/soak-$i/master.m3u8" -o "$out/soak-master.m3u8" && break; sleep 0.5; done
-    rendition=$(grep -v '^#' "$out/soak-master.m3u8" | head -1)
+    rm -f "$out/soak-master.m3u8"
+    for _ in $(seq 1 120); do curl -sf "$base/soak-$runid-$i/master.m3u8" -o "$out/soak-master.m3u8" && break; sleep 0.5; done
+    rendition=$(grep -v '^#' "$out/soak-master.m3u8" 2>/dev/null | head -1 || true)
     [[ -n "$rendition" ]] || { echo "soak: soak-$i never became playable" >&2; exit 1; }
-    urls+=("$base/soak-$i/$rendition")
+    urls+=("$base/soak-$runid-$i/$rendition")
 done
 echo "soak: every show plays; viewers and the latency probe start" >&2
 
-service_pids() { for s in ingest transcoder packager metrics api; do pgrep -f "release/storecast-$s " | head -1; done; }
+# This stack's own services: the children of its `storecast dev`, not another stack's.
+service_pids() { for s in ingest transcoder packager metrics api; do pgrep -P "$dev" -f "release/storecast-$s " | head -1; done; }
 mapfile -t spids < <(service_pids)
 ((${#spids[@]} == 5)) || { echo "soak: expected 5 services, found ${#spids[@]}" >&2; exit 1; }
 echo "t,service,cpu_seconds,rss_mib" > "$out/soak-samples.csv"
@@ -67,9 +79,11 @@ echo "t,service,cpu_seconds,rss_mib" > "$out/soak-samples.csv"
     done
 ) & sampler=$!
 pids+=($sampler)
-python3 bench/llhls_probe.py --mode storecast --publish "$rtmp/$probe_key" --base "$base/soak-probe" --renditions 360p --seconds "$SECS" \
+python3 bench/llhls_probe.py --mode storecast --publish "$rtmp/$probe_key" --base "$base/soak-$runid-probe" --renditions 360p --seconds "$SECS" \
     > "$out/soak-probe.json" & probe=$!
+pids+=($probe)
 /usr/bin/python3 bench/soak_viewers.py "$SECS" "$VIEWERS" "${urls[@]}" > "$out/soak-viewers.json"
+# The probe's own publisher started with the viewers: its show must have played too.
 wait $probe
 kill $sampler 2>/dev/null || true
 /usr/bin/python3 - "$out" "$MINUTES" "$PUBLISHERS" "$VIEWERS" <<'PY'

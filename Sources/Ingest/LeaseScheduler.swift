@@ -87,7 +87,8 @@ public struct LeaseScheduler: Sendable {
         for id in placements.keys.sorted() where placements[id]?.worker == status.workerID {
             if ready, !running.contains(id) {
                 actions += lease(id, to: status.workerID, replacing: .workerRestarted)
-            } else if status.capacity == 0, placements[id]?.handoff == false {
+            }
+            if status.capacity == 0, placements[id]?.handoff == false {
                 placements[id]?.handoff = true
                 actions.append(.draining(worker: status.workerID, stream: id))
             }

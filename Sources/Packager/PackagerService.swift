@@ -4,6 +4,7 @@ import Metrics
 import PostgresClient
 import StorecastRuntime
 import ServiceLifecycle
+import Synchronization
 import ZeroMQ
 
 /// `storecast-packager` as a service: the PULL socket and the HTTP origin.
@@ -58,9 +59,6 @@ public final class PackagerService: Service, Sendable {
     private let database: PostgresExecutor?
 
     /// Without a database every stream plays without a token (development).
-    /// Cursors older than this belong to shows long over: a restart does not continue them.
-    static let resumeWithinSeconds = 300
-
     public init(configuration: Configuration, context: ZMQContext, database: PostgresExecutor? = nil, logger: Logger) {
         self.configuration = configuration
         self.database = database
@@ -76,11 +74,27 @@ public final class PackagerService: Service, Sendable {
         // streams come back, so players' media playlist URLs stay valid.
         var resume: [PackageCursor] = []
         if let database {
-            do {
-                resume = try await database.run { try PackageCursorStore.recent($0, node: config.node, within: PackagerService.resumeWithinSeconds) }
+            // Waited on for 3 s at most: an unreachable database must not hold the origin's start.
+            let node = config.node
+            let read: [PackageCursor]?? = await withCheckedContinuation { continuation in
+                let first = FirstAnswer()
+                Task {
+                    let cursors = try? await database.run { try PackageCursorStore.recent($0, node: node, within: Int(PackageResumption.claimWithinSeconds)) }
+                    if first.claim() { continuation.resume(returning: .some(cursors)) }
+                }
+                Task {
+                    try? await Task.sleep(for: .seconds(3))
+                    if first.claim() { continuation.resume(returning: .none) }
+                }
+            }
+            switch read {
+            case .some(.some(let cursors)):
+                resume = cursors
                 if !resume.isEmpty { logger.info("packages to continue after a restart", metadata: ["streams": "\(Set(resume.map(\.streamKey)).sorted())"]) }
-            } catch {
-                logger.warning("cannot read the packages served before a restart; their viewers must reload", metadata: ["error": "\(error)"])
+            case .some(.none):
+                logger.warning("cannot read the packages served before a restart; their viewers must reload master.m3u8")
+            case .none:
+                logger.warning("the database did not answer within 3 s; packages served before a restart are not continued (their viewers must reload master.m3u8)")
             }
         }
         let served = resume
@@ -96,11 +110,21 @@ public final class PackagerService: Service, Sendable {
             }
         }
         let writeCursors = saveCursors
+        var dropCursors: (@Sendable (String) -> Void)?
+        if let database {
+            let node = config.node
+            dropCursors = { @Sendable (key: String) -> Void in
+                database.submit({ connection in try PackageCursorStore.delete(connection, node: node, streamKey: key) }, onError: { error in
+                    logger.warning("cannot delete the cursors of a package that left memory", metadata: ["stream": "\(key)", "error": "\(error)"])
+                })
+            }
+        }
+        let forgetCursors = dropCursors
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
             try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, chunkTarget: config.partTarget == nil ? 0 : config.chunkTarget, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention,
-                                  resume: served, saveCursors: writeCursors, logger: logger)
+                                  resume: served, saveCursors: writeCursors, forgetCursors: forgetCursors, logger: logger)
         }
         defer { pipeline.stop() }
         var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)
@@ -149,4 +173,10 @@ public final class PackagerService: Service, Sendable {
             _ = try? await database.execute("SELECT 1")  // the recording rows queued before this are written
         }
     }
+}
+
+/// Which of two racing answers came first (the other is dropped).
+private final class FirstAnswer: Sendable {
+    private let answered = Atomic<Bool>(false)
+    func claim() -> Bool { !answered.exchange(true, ordering: .acquiringAndReleasing) }
 }

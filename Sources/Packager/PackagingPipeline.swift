@@ -18,18 +18,12 @@ final class PackagingPipeline: ZMQActorBody {
         /// The ladder rung whose segment cuts the audio follows (the ladder's keyframes are
         /// aligned, so any rung will do; the passed-through source has the publisher's own).
         var referenceVideo: UInt8?
-        /// Since when the stream has been silent, as of the last tick (nil: something came since).
-        var silentSince: ContinuousClock.Instant?
+        /// Media came since the last tick (``StreamLifecycle`` decides on silence).
+        var heard = false
         /// The last announce taken: the transcoder repeats it at every keyframe (so a packager
         /// that restarted picks the stream up), and a repeat changes nothing.
         var announce: StreamAnnounce?
     }
-
-    /// A live stream that gets nothing this long is ended here (its playlist gets ENDLIST and the
-    /// retention starts): its transcoder went away without a StreamEnd (ingest or the worker
-    /// died, or the stream moved to another packager while this one was thought gone). Longer
-    /// than ingest's reconnect window (10 s) plus a worker failover.
-    static let idleEnd: Duration = .seconds(30)
 
     private let pull: ZMQSocket
     private let store: PackageStore
@@ -47,6 +41,10 @@ final class PackagingPipeline: ZMQActorBody {
     /// Cursors changed since the last tick, written down once a second (`saveCursors`).
     private var changedCursors: [String: PackageCursor] = [:]
     private let saveCursors: (@Sendable ([PackageCursor]) -> Void)?
+    /// A package that left memory: its cursors go (a restart must not continue it).
+    private let forgetCursors: (@Sendable (String) -> Void)?
+    /// Resumptions not claimed within this long after start belong to shows that did not come back.
+    private let resumptionDeadline = ContinuousClock.now + .seconds(PackageResumption.claimWithinSeconds)
     private let resumed = Counter(label: "storecast_packager_packages_resumed_total")
     private let segmentsCounter = Counter(label: "storecast_packager_segments_total")
     private let partsCounter = Counter(label: "storecast_packager_parts_total")
@@ -59,8 +57,10 @@ final class PackagingPipeline: ZMQActorBody {
     var readableSockets: [ZMQSocket] { [pull] }
 
     init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, chunkTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120),
-         resume: [PackageCursor] = [], saveCursors: (@Sendable ([PackageCursor]) -> Void)? = nil, logger: Logger) throws {
-        self.endedRetention = endedRetention
+         resume: [PackageCursor] = [], saveCursors: (@Sendable ([PackageCursor]) -> Void)? = nil,
+         forgetCursors: (@Sendable (String) -> Void)? = nil, logger: Logger) throws {
+        self.forgetCursors = forgetCursors
+        self.lifecycle = StreamLifecycle(endedRetention: endedRetention)
         self.resumptions = PackageResumption.byStream(resume)
         self.saveCursors = saveCursors
         self.recorder = recorder
@@ -78,33 +78,34 @@ final class PackagingPipeline: ZMQActorBody {
     }
 
     func handle(_ command: Never) throws {}
-    /// An ended stream stays servable this long (players finish its last segments, a
-    /// reconnect after the window starts over in the same playlist), then leaves memory.
-    private let endedRetention: Duration
-    private var endedAt: [String: ContinuousClock.Instant] = [:]
+    /// When silent streams end and ended packages leave memory.
+    private var lifecycle: StreamLifecycle
 
     func tick(now: ContinuousClock.Instant) throws {
         if !changedCursors.isEmpty, let saveCursors {
             saveCursors(Array(changedCursors.values))
             changedCursors = [:]
         }
-        // Units only clear `silentSince` (no clock read per unit); the tick starts the count.
-        var idle: [Int64] = []
-        for i in streams.indices {
-            guard let since = streams.values[i].silentSince else { streams.values[i].silentSince = now; continue }
-            if now - since > Self.idleEnd { idle.append(streams.keys[i]) }
+        if !resumptions.isEmpty, now > resumptionDeadline { resumptions = [:] }
+        var heard: Set<Int64> = []
+        for i in streams.indices where streams.values[i].heard {
+            heard.insert(streams.keys[i])
+            streams.values[i].heard = false
         }
-        for id in idle { end(StreamEnd(streamID: id, reason: "no media for \(Self.idleEnd.components.seconds) s")) }
-        for (key, at) in endedAt where now - at > endedRetention {
-            endedAt[key] = nil
-            guard !streams.values.contains(where: { $0.key == key }) else { continue }  // live again
-            var removed = false
-            store.update(key) { package in
-                if package?.ended == true { package = nil; removed = true }
-            }
-            if removed {
-                dvr?.deleteStream(key)
-                logger.info("ended stream left memory", metadata: ["stream": "\(key)"])
+        for action in lifecycle.tick(now: now, heard: heard) {
+            switch action {
+            case .end(let id, let reason):
+                end(StreamEnd(streamID: id, reason: reason), at: now)
+            case .forget(let key):
+                var removed = false
+                store.update(key) { package in
+                    if package?.ended == true { package = nil; removed = true }
+                }
+                if removed {
+                    dvr?.deleteStream(key)
+                    forgetCursors?(key)
+                    logger.info("ended stream left memory", metadata: ["stream": "\(key)"])
+                }
             }
         }
     }
@@ -129,7 +130,7 @@ final class PackagingPipeline: ZMQActorBody {
         case .batch(let messages): messages.forEach(deliver)
         case .streamAnnounce(let a): announce(a)
         case .accessUnit(let u): unit(u)
-        case .streamEnd(let e): end(e)
+        case .streamEnd(let e): end(e, at: .now)
         case .thumbnail(let t):
             guard let stream = streams[t.streamID] else { return }
             thumbnailsCounter.increment()
@@ -145,8 +146,9 @@ final class PackagingPipeline: ZMQActorBody {
         if !starting, !a.discontinuity, streams[a.streamID]?.announce == a { return }  // the transcoder's repeat
         if starting { recorder?.streamStarted(key: key, tenant: a.tenant, stream: a.streamName) }
         var stream = streams[a.streamID] ?? Stream(key: key, segmenters: [:], names: [:])
-        stream.silentSince = nil
+        stream.heard = true
         stream.announce = a
+        if starting { lifecycle.started(a.streamID, key: key) }
         // A package this packager served before it restarted: the same generation, numbered on.
         let resumption = starting && store.package(key) == nil ? resumptions.removeValue(forKey: key) : nil
         if resumption != nil {
@@ -204,6 +206,7 @@ final class PackagingPipeline: ZMQActorBody {
                                                firstSequence: resumption?.firstSequence(track.name) ?? nextSequence(key, track.name))
             if let cc = resumption?.discontinuitySequence(track.name) {
                 fresh[track.name]?.discontinuitySequence = cc
+                fresh[track.name]?.initVersion = resumption?.initVersion(track.name) ?? 0
                 segmenter.markDiscontinuity()
             }
             segmenter.clockAnchor = stream.anchor
@@ -248,7 +251,7 @@ final class PackagingPipeline: ZMQActorBody {
     private func unit(_ u: AccessUnit) {
         guard var stream = streams[u.streamID], var segmenter = stream.segmenters[u.trackID], let name = stream.names[u.trackID] else { return }
         unitsCounter.increment()
-        stream.silentSince = nil
+        stream.heard = true
         if stream.anchor == nil {
             // The stream's first unit: its time is now on the wall clock, for every rendition.
             let anchor = ClockAnchor(wallSeconds: Date().timeIntervalSince1970, streamSeconds: Double(u.dts) / Double(segmenter.track.timescale))
@@ -282,9 +285,9 @@ final class PackagingPipeline: ZMQActorBody {
         }
     }
 
-    private func end(_ e: StreamEnd) {
+    private func end(_ e: StreamEnd, at now: ContinuousClock.Instant) {
         guard var stream = streams.removeValue(forKey: e.streamID) else { return }
-        endedAt[stream.key] = .now
+        lifecycle.ended(e.streamID, at: now)
         for (id, var segmenter) in stream.segmenters {
             if let name = stream.names[id] { publish(segmenter.finish(), rendition: name, key: stream.key) }
             stream.segmenters[id] = segmenter
@@ -314,7 +317,8 @@ final class PackagingPipeline: ZMQActorBody {
         store.update(key, chunksOnly: chunksOnly) { package in
             expired = package?.renditions[rendition]?.add(output, window: window, dvrWindow: dvrWindow) ?? []
             if output.segment != nil, let p = package, let r = p.renditions[rendition], let last = r.segments.last {
-                cursor = PackageCursor(streamKey: key, rendition: rendition, generation: p.generation, lastSequence: last.sequence, discontinuitySequence: r.edgeDiscontinuitySequence)
+                cursor = PackageCursor(streamKey: key, rendition: rendition, generation: p.generation, lastSequence: last.sequence,
+                                       discontinuitySequence: r.edgeDiscontinuitySequence, initVersion: r.initVersion)
             }
         }
         if let cursor { changedCursors[key + "/" + rendition] = cursor }

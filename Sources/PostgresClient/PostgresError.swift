@@ -29,7 +29,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         if connectionLost { return .connectionFailed }
         switch sqlState {
         case "23505": return .uniqueViolation
-        case let state? where state.hasPrefix("08") || state.hasPrefix("57"): return .connectionFailed
+        // 57014 is a cancelled statement (statement_timeout): the query's problem, not the server's.
+        case let state? where state.hasPrefix("08") || (state.hasPrefix("57") && state != "57014"): return .connectionFailed
         default: return .queryFailed
         }
     }

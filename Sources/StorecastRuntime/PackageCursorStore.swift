@@ -8,13 +8,19 @@ public struct PackageCursor: Sendable, Equatable {
     public var generation: String
     public var lastSequence: Int
     public var discontinuitySequence: Int
+    /// The rendition's current init segment version (init.mp4 is 0, init-N.mp4 is N).
+    public var initVersion: Int
+    /// Seconds since it was written (when read back).
+    public var age: Double
 
-    public init(streamKey: String, rendition: String, generation: String, lastSequence: Int, discontinuitySequence: Int) {
+    public init(streamKey: String, rendition: String, generation: String, lastSequence: Int, discontinuitySequence: Int, initVersion: Int = 0, age: Double = 0) {
         self.streamKey = streamKey
         self.rendition = rendition
         self.generation = generation
         self.lastSequence = lastSequence
         self.discontinuitySequence = discontinuitySequence
+        self.initVersion = initVersion
+        self.age = age
     }
 }
 
@@ -25,13 +31,16 @@ public enum PackageCursorStore {
     public static func recent(_ db: PostgresConnection, node: String, within seconds: Int) throws -> [PackageCursor] {
         let rows = try db.execute(
             """
-            SELECT stream_key, rendition, generation, last_sequence, discontinuity_sequence FROM package_cursors
+            SELECT stream_key, rendition, generation, last_sequence, discontinuity_sequence, init_version,
+                   EXTRACT(EPOCH FROM now() - updated_at) AS age FROM package_cursors
             WHERE node = $1 AND updated_at > now() - make_interval(secs => $2)
             """, [node, String(seconds)])
         return (0..<rows.count).compactMap { i in
             guard let key = rows.value(i, "stream_key"), let rendition = rows.value(i, "rendition"), let generation = rows.value(i, "generation"),
-                  let last = rows.int(i, "last_sequence"), let cc = rows.int(i, "discontinuity_sequence") else { return nil }
-            return PackageCursor(streamKey: key, rendition: rendition, generation: generation, lastSequence: Int(last), discontinuitySequence: Int(cc))
+                  let last = rows.int(i, "last_sequence"), let cc = rows.int(i, "discontinuity_sequence"), let version = rows.int(i, "init_version"),
+                  let age = rows.value(i, "age").flatMap(Double.init) else { return nil }
+            return PackageCursor(streamKey: key, rendition: rendition, generation: generation, lastSequence: Int(last), discontinuitySequence: Int(cc),
+                                 initVersion: Int(version), age: age)
         }
     }
 
@@ -40,12 +49,18 @@ public enum PackageCursorStore {
             for c in cursors {
                 _ = try db.execute(
                     """
-                    INSERT INTO package_cursors (node, stream_key, rendition, generation, last_sequence, discontinuity_sequence, updated_at)
-                    VALUES ($1, $2, $3, $4, $5, $6, now())
+                    INSERT INTO package_cursors (node, stream_key, rendition, generation, last_sequence, discontinuity_sequence, init_version, updated_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, now())
                     ON CONFLICT (node, stream_key, rendition) DO UPDATE SET generation = EXCLUDED.generation,
-                        last_sequence = EXCLUDED.last_sequence, discontinuity_sequence = EXCLUDED.discontinuity_sequence, updated_at = now()
-                    """, [node, c.streamKey, c.rendition, c.generation, String(c.lastSequence), String(c.discontinuitySequence)])
+                        last_sequence = EXCLUDED.last_sequence, discontinuity_sequence = EXCLUDED.discontinuity_sequence,
+                        init_version = EXCLUDED.init_version, updated_at = now()
+                    """, [node, c.streamKey, c.rendition, c.generation, String(c.lastSequence), String(c.discontinuitySequence), String(c.initVersion)])
             }
         }
+    }
+
+    /// A package that left memory (its show ended and the retention passed): nothing to continue.
+    public static func delete(_ db: PostgresConnection, node: String, streamKey: String) throws {
+        _ = try db.execute("DELETE FROM package_cursors WHERE node = $1 AND stream_key = $2", [node, streamKey])
     }
 }

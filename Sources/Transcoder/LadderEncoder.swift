@@ -101,6 +101,8 @@ final class LadderEncoder {
     var frameStep = 1
     private var decodedFrames = 0
     private(set) var framesThinned = 0
+    /// Audio time (ms) of the last repeated announce of an audio-only stream.
+    private var lastAudioRepeat: Int64?
     /// Stream time (ms) of the latest source video unit, for the real-time monitor.
     private(set) var lastSourceVideoTime: Int64?
 
@@ -204,7 +206,17 @@ final class LadderEncoder {
                 return []
             }
             // Audio is the clock while video is missing: slate up to this audio frame's time.
-            return try slateFrames(until: u.dts * Self.videoTimescale / 1000, streamID: u.streamID) + audioUnits(u)
+            // An audio-only show repeats its announce every GOP of audio instead of at keyframes.
+            var out = try slateFrames(until: u.dts * Self.videoTimescale / 1000, streamID: u.streamID)
+            if !hasVideo {
+                if let last = lastAudioRepeat, u.dts - last >= Int64(settings.gopSeconds * 1000) || u.dts < last {
+                    out += repeatedAnnounce()
+                    lastAudioRepeat = u.dts
+                } else if lastAudioRepeat == nil {
+                    lastAudioRepeat = u.dts
+                }
+            }
+            return try out + audioUnits(u)
         }
         guard let decoder, source.tracks.contains(where: { $0.trackID == u.trackID && $0.kind == .video }) else { return [] }
         lastSourceVideoTime = u.dts
@@ -252,13 +264,7 @@ final class LadderEncoder {
                 framesThinned += 1
                 continue
             }
-            // The announce again before every keyframe: a packager that restarted (and lost what
-            // it knew) picks the stream up here, as a late joiner from a snapshot.
-            // A repeat is never a cut (the announce it repeats may have been one).
-            if keyframe, !pendingDiscontinuity, framesEncoded > 0, var repeated = announced {
-                repeated.discontinuity = false
-                out.append(.streamAnnounce(repeated))
-            }
+            if keyframe, framesEncoded > 0 { out += repeatedAnnounce() }
             out += try encodeLadder(frame, keyframe: keyframe, streamID: streamID)
             framesEncoded += 1
         }
@@ -283,12 +289,23 @@ final class LadderEncoder {
         while next <= time {
             slate.pts = next
             let keyframe = cadence.isKeyframe(pts: next)
+            if keyframe { out += repeatedAnnounce() }
             out += try encodeLadder(slate, keyframe: keyframe, streamID: streamID)
             slateFramesEncoded += 1
             lastVideoPts = next
             next += Self.slateInterval
         }
         return out
+    }
+
+    /// The last announce again, before a keyframe (or, audio-only, every GOP of audio): a
+    /// packager that restarted (and lost what it knew) picks the stream up here, as a late
+    /// joiner from a snapshot. A repeat is never a cut (the announce it repeats may have been
+    /// one), and none is due while a cut waits to be announced.
+    private func repeatedAnnounce() -> [WireMessage] {
+        guard !pendingDiscontinuity, var repeated = announced else { return [] }
+        repeated.discontinuity = false
+        return [.streamAnnounce(repeated)]
     }
 
     /// The publisher's own unit as the source rendition, once that is announced.

@@ -10,8 +10,8 @@
 /// **How it catches up.** Every rung always keeps encoding, in step (a player only reloads the
 /// media playlist it is on, so a rung that stopped would freeze its viewers):
 /// 1. behind by more than ``Limits/behindAfter``: skip the queued video up to the newest
-///    queued keyframe (at most once per ``Limits/skipHoldOff``; the shell confirms with
-///    ``skipped(at:)``, since there may be no keyframe queued yet);
+///    queued keyframe (at most once per ``Limits/skipHoldOff``; the shell reports each attempt
+///    with ``skipped(at:)``, made or not: with no keyframe queued, a long GOP, only thinning helps);
 /// 2. ``Limits/skipsToThin`` skips within ``Limits/sustainedWindow``: the worker cannot carry the
 ///    stream at full frame rate, so every rung encodes one frame in two (then three), keyframes
 ///    always included;
@@ -72,7 +72,9 @@ public struct LadderRealTimePolicy: Sendable, Equatable {
         return [.skipToNewestKeyframe]
     }
 
-    /// The shell skipped queued video at `time` (it had a keyframe to skip to).
+    /// The shell tried the skip at `time` (with or without a keyframe to skip to: either way the
+    /// worker needed a catch-up, and thinning is the remedy when skips come often or cannot be
+    /// made).
     public mutating func skipped(at time: Double) -> [Action] {
         skips = skips.filter { time - $0 < limits.sustainedWindow } + [time]
         guard skips.count >= limits.skipsToThin, frameStep < limits.maximumFrameStep else { return [] }

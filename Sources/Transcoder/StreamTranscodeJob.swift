@@ -23,6 +23,12 @@ final class StreamTranscodeJob: Sendable {
 
         func seconds(at instant: ContinuousClock.Instant = .now) -> Double { (instant - epoch) / .seconds(1) }
 
+        /// Returns taken messages to the front of the queue, before anything that came since.
+        func putBack(_ messages: [QueuedMessage]) {
+            guard !messages.isEmpty else { return }
+            queue.withLock { $0.messages.insert(contentsOf: messages, at: 0) }
+        }
+
         func takeAll() -> [QueuedMessage] {
             queue.withLock { q in
                 let b = q.messages
@@ -84,14 +90,21 @@ final class StreamTranscodeJob: Sendable {
                         while let action = actions.popLast() {
                             switch action {
                             case .skipToNewestKeyframe:
-                                let (kept, count) = CatchUpSkip.apply(to: Array(batch[next...]) + inbox.takeAll(), videoTracks: videoTracks)
-                                batch = kept
-                                next = 0
-                                guard count > 0 else { break }
-                                catchUps.increment()
-                                skippedUnits.increment(by: count)
-                                logger.warning("transcoding is behind real time; skipping queued video to the newest keyframe (every rendition continues)",
-                                               metadata: ["stream": "\(streamID)", "lag_seconds": "\(policy.lag)", "units_skipped": "\(count)"])
+                                let taken = inbox.takeAll()
+                                let (kept, count) = CatchUpSkip.apply(to: Array(batch[next...]) + taken, videoTracks: videoTracks)
+                                if count > 0 {
+                                    batch = kept
+                                    next = 0
+                                    catchUps.increment()
+                                    skippedUnits.increment(by: count)
+                                    logger.warning("transcoding is behind real time; skipping queued video to the newest keyframe (every rendition continues)",
+                                                   metadata: ["stream": "\(streamID)", "lag_seconds": "\(policy.lag)", "units_skipped": "\(count)"])
+                                } else {
+                                    // No keyframe queued (a long GOP): the inbox keeps its order
+                                    // and its bound; the attempt still counts toward thinning,
+                                    // the one remedy left.
+                                    inbox.putBack(taken)
+                                }
                                 actions += policy.skipped(at: done)
                             case .frameStep(let n):
                                 let thinner = n > encoder.frameStep

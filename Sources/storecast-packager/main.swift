@@ -28,7 +28,7 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "Directory recordings are written to (streams with recording on; needs --database).") var recordingsDir = "recordings"
     @Option(help: "ZeroMQ endpoint transcoders reach this packager at, registered for sharding (default: --pull-endpoint with * as 127.0.0.1).") var advertiseEndpoint: String?
     @Option(help: "Base URL players reach this packager at, registered for sharding (default: http://127.0.0.1:<http-port>).") var publicURL: String?
-    @Option(help: "Node name.") var node: String?
+    @Option(help: "Node name (default: packager-HOST-HTTPPORT, stable across restarts: the packages it continues after one are found by it).") var node: String?
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
@@ -40,7 +40,7 @@ struct PackagerCommand: AsyncParsableCommand {
         guard chunkTarget >= 0, partTarget == 0 || chunkTarget <= partTarget else {
             throw ValidationError("--chunk-target must be between 0 and the part target (\(partTarget) s), got \(chunkTarget).")
         }
-        let nodeID = node ?? NodeIdentity.defaultNodeID(service: "packager")
+        let nodeID = node ?? NodeIdentity.stableNodeID(service: "packager", port: httpPort)
         if database == nil { logger.warning("no --database: private streams cannot be checked, every stream plays without a token") }
         var hlsJS: [UInt8]?
         if let hlsjsFile {

@@ -16,6 +16,7 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "First of three ZeroMQ ports (work, renditions, telemetry).") var zmqBasePort = 5601
     @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
     @Option(help: "x264 preset for the transcoder.") var preset = "veryfast"
+    @Option(help: "Streams the transcoder takes at once.") var slots = 2
     @Option(help: "The transcoder's fast start in seconds (0: off; see storecast-transcoder --help).") var fastStart: Double = 1
     @Option(help: "The packager's LL-HLS part target in seconds (0.2 to 0.5; 0: plain HLS).") var partTarget: Double = 1.0 / 3.0
     @Option(help: "Host name printed in URLs.") var publicHost = "127.0.0.1"
@@ -37,7 +38,7 @@ struct Dev: AsyncParsableCommand {
 
         let bin = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let work = "tcp://127.0.0.1:\(zmqBasePort)", renditions = "tcp://127.0.0.1:\(zmqBasePort + 1)", telemetry = "tcp://127.0.0.1:\(zmqBasePort + 2)"
-        var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", preset, "--fast-start", "\(fastStart)"]
+        var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", preset, "--fast-start", "\(fastStart)", "--slots", "\(slots)"]
         if !rungs.isEmpty { transcoderArgs += ["--rungs", rungs] }
         if sourceRung { transcoderArgs.append("--source-rung") }
         var packagerArgs = ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)",

@@ -146,6 +146,7 @@ import Testing
         ("23505", false, .uniqueViolation),
         ("57P01", false, .connectionFailed),  // terminating connection due to administrator command
         ("57P03", false, .connectionFailed),  // the database system is starting up
+        ("57014", false, .queryFailed),       // statement_timeout: the query's problem
         ("08006", false, .connectionFailed),  // connection failure
         (nil, true, .connectionFailed),       // "server closed the connection unexpectedly"
         ("42P01", true, .connectionFailed),

@@ -34,6 +34,11 @@ import Testing
          [0, 10, 33, 66, 76, 100]),
         ("audio 0.5 s behind video stays as it is", [(1_000, 1), (520, 2), (1_033, 1), (553, 2)],
          [0, -480, 33, -447]),
+        // A relay that sends audio 1.5 s ahead of video: the session's clock steps back 1.5 s at
+        // every switch, but neither track's own clock does; nothing is bridged (the timeline ran
+        // away by 1.5 s a switch when the session's clock alone decided).
+        ("audio 1.5 s ahead of video stays as it is", [(10_000, 2), (8_500, 1), (10_023, 2), (8_533, 1), (10_046, 2)],
+         [0, -1_500, 23, -1_467, 46]),
     ]
 
     @Test(arguments: faults.indices)

@@ -79,8 +79,8 @@ import Testing
         // Skips spread over more than 30 s are separate bursts, not a worker that is too slow.
         s.append(Scenario(name: "skips 20 s apart never thin",
                           events: [.skipped(at: 0), .skipped(at: 20), .skipped(at: 40), .skipped(at: 60)], expected: [], frameStep: 1))
-        // A skip asked for but with no keyframe queued is not counted (the shell confirms).
-        s.append(Scenario(name: "unconfirmed skips do not count",
+        // Skips asked for count only once the shell reports them (it reports every attempt).
+        s.append(Scenario(name: "skips not reported do not count",
                           events: [.encoded(arrived: 0, done: 1.5), .encoded(arrived: 2, done: 3.6), .encoded(arrived: 4, done: 5.7)],
                           expected: [(0, .skipToNewestKeyframe), (1, .skipToNewestKeyframe), (2, .skipToNewestKeyframe)], frameStep: 1))
         // Capacity returns: 20 s under 0.25 s of lag restores one step; a spike restarts the count.

@@ -8,6 +8,8 @@ import StorecastWire
 
 /// The operator's control API (JSON over HTTP): tenants and streams.
 public enum ControlAPI {
+    /// Where database refusals go (their text stays out of answers).
+    static let logger = Logger(label: "storecast.api")
     /// Largest request body accepted.
     public static let maximumBodyBytes = 64 * 1024
 
@@ -165,7 +167,12 @@ public enum ControlAPI {
             guard body.slug.range(of: "^[a-z0-9][a-z0-9-]{0,62}$", options: .regularExpression) != nil else {
                 throw APIError.badRequest("slug must be 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
             }
-            let id = try await guarded { try await catalog.createTenant(slug: body.slug, name: body.name ?? body.slug, maxConcurrentStreams: body.maxConcurrentStreams ?? 10) }
+            let id: Int64
+            do {
+                id = try await guarded { try await catalog.createTenant(slug: body.slug, name: body.name ?? body.slug, maxConcurrentStreams: body.maxConcurrentStreams ?? 10, ifExists: .refuse) }
+            } catch let error as PostgresError where error.code == .uniqueViolation {
+                throw APIError.conflict("tenant \(body.slug) already exists")
+            }
             return try json(["id": "\(id)", "slug": body.slug], status: .created)
         }
         v1.post("tenants/:tenant/streams") { request, context -> Response in
@@ -209,8 +216,12 @@ public enum ControlAPI {
     static func guarded<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch let error as PostgresError where error.code == .connectionFailed {
             throw APIError.unavailable
+        } catch let error as PostgresError where error.code == .uniqueViolation {
+            throw error  // the route says what already exists (409)
         } catch let error as PostgresError {
-            throw APIError.badRequest(error.message)
+            // The server's text may quote the row (secrets included): it stays in the log.
+            logger.warning("a request failed in the database", metadata: ["error": "\(error)"])
+            throw APIError.badRequest("The request was refused by a database constraint\(error.sqlState.map { " (SQLSTATE \($0))" } ?? ""); check the values sent.")
         }
     }
 

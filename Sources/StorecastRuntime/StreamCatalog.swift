@@ -31,11 +31,27 @@ public struct StreamCatalog: Sendable {
         self.database = database
     }
 
-    public func createTenant(slug: String, name: String, maxConcurrentStreams: Int = 10) async throws -> Int64 {
-        let rows = try await database.execute(
-            "INSERT INTO tenants (slug, name, max_concurrent_streams) VALUES ($1, $2, $3) ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name RETURNING id",
-            [slug, name, String(maxConcurrentStreams)])
-        return rows.int(0, "id") ?? 0
+    /// What creating a tenant whose slug exists does.
+    public enum ExistingTenant: Sendable {
+        /// Leave it as it is and return its id (the CLI and `storecast dev`, run again).
+        case keep
+        /// Throw `uniqueViolation` (the API answers 409): a caller must never rename or take
+        /// over a tenant by creating it again.
+        case refuse
+    }
+
+    public func createTenant(slug: String, name: String, maxConcurrentStreams: Int = 10, ifExists: ExistingTenant = .keep) async throws -> Int64 {
+        let insert = "INSERT INTO tenants (slug, name, max_concurrent_streams) VALUES ($1, $2, $3)"
+        switch ifExists {
+        case .refuse:
+            let rows = try await database.execute(insert + " RETURNING id", [slug, name, String(maxConcurrentStreams)])
+            return rows.int(0, "id") ?? 0
+        case .keep:
+            let rows = try await database.execute(
+                "WITH made AS (\(insert) ON CONFLICT (slug) DO NOTHING RETURNING id) SELECT id FROM made UNION ALL SELECT id FROM tenants WHERE slug = $1 LIMIT 1",
+                [slug, name, String(maxConcurrentStreams)])
+            return rows.int(0, "id") ?? 0
+        }
     }
 
     /// Creates a stream with a fresh key. Throws if the tenant does not exist.

@@ -16,6 +16,31 @@ import Testing
         try EndToEndTests.publisher(url: url, seconds: seconds, logDirectory: logDirectory, size: "1280x720", name: name)
     }
 
+    /// A live show watched from the player's side: the stack (with `workers`), a 720p ffmpeg
+    /// publisher for `seconds`, and every rendition followed. The caller stops the publisher.
+    struct WatchedShow {
+        let stack: StorecastStack
+        let key: String
+        let publisher: ServiceProcess
+        let watcher: RenditionWatcher
+        let master: String
+    }
+
+    static func watchedShow(_ stream: String, seconds: Int, workers: [String] = ["storecast-transcoder"]) async throws -> WatchedShow {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: stream)
+        try stack.start(workers: workers)
+        try await stack.waitUntilReady(workers: workers.count)
+        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: seconds, logDirectory: stack.logDirectory)
+        let master = "\(stack.playbackBase)/live/shop/\(stream)/master.m3u8"
+        do {
+            return WatchedShow(stack: stack, key: key, publisher: publisher, watcher: try await RenditionWatcher(masterURL: master), master: master)
+        } catch {
+            publisher.stop(grace: 1)
+            throw error
+        }
+    }
+
     /// Every rendition: no ENDLIST while live, still advancing at the end, and within `bound`
     /// seconds without a new part over each window. Returns the longest gap per rendition and
     /// window, for the figures.
@@ -37,14 +62,9 @@ import Testing
     /// Before, the transcoder read the silence as lag and shed its top rung for good, freezing
     /// that rung's viewers.
     @Test func aStalledPublisherNeverFreezesARendition() async throws {
-        let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "stall")
-        try stack.start()
-        try await stack.waitUntilReady()
-        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 70, logDirectory: stack.logDirectory)
-        defer { publisher.stop(grace: 1) }
-        let master = "\(stack.playbackBase)/live/shop/stall/master.m3u8"
-        let watcher = try await RenditionWatcher(masterURL: master)
+        let show = try await Self.watchedShow("stall", seconds: 70)
+        defer { show.publisher.stop(grace: 1) }
+        let (stack, publisher, watcher, master) = (show.stack, show.publisher, show.watcher, show.master)
         #expect(watcher.renditions.count == 4, "720p, 480p, 360p and audio: \(watcher.renditions)")
         try await Task.sleep(for: .seconds(6))
         var windows: [(name: String, range: ClosedRange<Double>, bound: Double)] = []
@@ -107,13 +127,9 @@ import Testing
     /// kill -9 of the transcoder serving the stream, with a second worker present: the survivor
     /// takes it over from ingest's GOP cache and every rendition goes on.
     @Test func aTranscoderKilledMidShowNeverFreezesARendition() async throws {
-        let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "worker")
-        try stack.start(workers: ["worker-a", "worker-b"])
-        try await stack.waitUntilReady(workers: 2)
-        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 60, logDirectory: stack.logDirectory)
-        defer { publisher.stop(grace: 1) }
-        let watcher = try await RenditionWatcher(masterURL: "\(stack.playbackBase)/live/shop/worker/master.m3u8")
+        let show = try await Self.watchedShow("worker", seconds: 60, workers: ["worker-a", "worker-b"])
+        defer { show.publisher.stop(grace: 1) }
+        let (stack, watcher) = (show.stack, show.watcher)
         try await Task.sleep(for: .seconds(6))
         let victim = try #require(try await TranscoderPoolTests.leases(stack, currentOnly: true).first?.workerID)
         let from = watcher.elapsed
@@ -132,14 +148,9 @@ import Testing
     /// they had continue at the new live edge, without an ENDLIST.
     @Test(arguments: ["kill -9", "SIGTERM"])
     func aRestartedPackagerContinuesTheShowForItsViewers(_ how: String) async throws {
-        let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "origin")
-        try stack.start()
-        try await stack.waitUntilReady()
-        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 70, logDirectory: stack.logDirectory)
-        defer { publisher.stop(grace: 1) }
-        let master = "\(stack.playbackBase)/live/shop/origin/master.m3u8"
-        let watcher = try await RenditionWatcher(masterURL: master)
+        let show = try await Self.watchedShow("origin", seconds: 70)
+        defer { show.publisher.stop(grace: 1) }
+        let (stack, watcher, master) = (show.stack, show.watcher, show.master)
         try await Task.sleep(for: .seconds(6))
         let packager = try #require(stack.service("storecast-packager"))
         let from = watcher.elapsed
@@ -170,13 +181,9 @@ import Testing
     /// other process stays bounded, and the show goes on in every rendition once it reads again.
     @Test(arguments: ["storecast-packager", "storecast-transcoder"])
     func aStuckConsumerKeepsMemoryBoundedAndTheShowComesBack(_ stuck: String) async throws {
-        let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "stuck")
-        try stack.start()
-        try await stack.waitUntilReady()
-        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 70, logDirectory: stack.logDirectory)
-        defer { publisher.stop(grace: 1) }
-        let watcher = try await RenditionWatcher(masterURL: "\(stack.playbackBase)/live/shop/stuck/master.m3u8")
+        let show = try await Self.watchedShow("stuck", seconds: 70)
+        defer { show.publisher.stop(grace: 1) }
+        let (stack, watcher) = (show.stack, show.watcher)
         try await Task.sleep(for: .seconds(6))
         let others = ["storecast-ingest", "storecast-transcoder", "storecast-packager"].filter { $0 != stuck }.compactMap { stack.service($0) }
         let before = Dictionary(uniqueKeysWithValues: others.map { ($0.name, Self.residentMiB($0)) })
@@ -207,13 +214,9 @@ import Testing
     /// the API answers 503 with a JSON error and no database text while it is down, and
     /// recovers by itself.
     @Test func postgresRestartedMidShowKeepsTheShowAndTheAPIRecovers() async throws {
-        let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "db")
-        try stack.start()
-        try await stack.waitUntilReady()
-        let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 60, logDirectory: stack.logDirectory)
-        defer { publisher.stop(grace: 1) }
-        let watcher = try await RenditionWatcher(masterURL: "\(stack.playbackBase)/live/shop/db/master.m3u8")
+        let show = try await Self.watchedShow("db", seconds: 60)
+        defer { show.publisher.stop(grace: 1) }
+        let (stack, watcher) = (show.stack, show.watcher)
         try await Task.sleep(for: .seconds(4))
         let api = "http://127.0.0.1:\(stack.apiPort)/v1/streams"
         #expect(await TestEnvironment.httpGet(api)?.status == 200)

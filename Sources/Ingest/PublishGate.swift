@@ -110,7 +110,7 @@ public final class PublishGate: Sendable {
         }
         if grant.resumed {
             let catalog = self.catalog
-            Task { try? await catalog.setStatus(streamID: record.streamID, "live") }
+            recordInBackground("stream status live", stream: record.streamID) { try await catalog.setStatus(streamID: record.streamID, "live") }
         }
         // The transcode profile travels with the lease; it reaches the dispatcher before media.
         dispatcher.send(.profile(streamID: record.streamID, record.profile))
@@ -150,14 +150,31 @@ public final class PublishGate: Sendable {
         shared.withLock { $0.table.media(grant.streamID, owner: owner, timeline: timeline, now: now) }
     }
 
+    /// A write about a live stream that the stream does not wait for (the database may be
+    /// down: the show goes on). One that fails is not retried: it is logged and counted as
+    /// dropped (`storecast_ingest_database_writes_dropped_total`), never lost silently.
+    private func recordInBackground(_ what: String, stream: Int64, _ write: @escaping @Sendable () async throws -> Void) {
+        let logger = self.logger
+        Task {
+            do { try await write() } catch {
+                Counter(label: "storecast_ingest_database_writes_dropped_total", dimensions: [("what", what)]).increment()
+                logger.warning("could not record \(what); dropped (the show goes on)", metadata: ["stream": "\(stream)", "error": "\(error)"])
+            }
+        }
+    }
+
     public func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?) {
         let catalog = self.catalog
-        Task { try? await catalog.describeSession(grant.sessionID, videoCodec: video, audioCodec: audio, width: width, height: height) }
+        recordInBackground("session codecs and size", stream: grant.streamID) {
+            try await catalog.describeSession(grant.sessionID, videoCodec: video, audioCodec: audio, width: width, height: height)
+        }
     }
 
     public func frameRate(_ grant: PublishGrant, _ fps: Double) {
         let catalog = self.catalog
-        Task { try? await catalog.database.execute("UPDATE sessions SET frame_rate = $2 WHERE id = $1", [String(grant.sessionID), String(fps)]) }
+        recordInBackground("session frame rate", stream: grant.streamID) {
+            try await catalog.database.execute("UPDATE sessions SET frame_rate = $2 WHERE id = $1", [String(grant.sessionID), String(fps)])
+        }
     }
 
     /// The publisher said it is done: end the session now.
@@ -180,7 +197,7 @@ public final class PublishGate: Sendable {
         guard let generation else { return }  // taken over: the new connection owns the session
         logger.info("publisher dropped; waiting for it to reconnect", metadata: ["stream": "\(grant.streamName)", "session": "\(grant.sessionID)", "window": "\(window)"])
         let catalog = self.catalog
-        Task { try? await catalog.setStatus(streamID: grant.streamID, "reconnecting") }
+        recordInBackground("stream status reconnecting", stream: grant.streamID) { try await catalog.setStatus(streamID: grant.streamID, "reconnecting") }
         Task { [self] in
             try? await Task.sleep(for: window)
             let expired = shared.withLock { $0.table.expire(grant.streamID, generation: generation) }

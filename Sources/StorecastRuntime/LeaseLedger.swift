@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import PostgresClient
 
 /// Why a transcoder lease ended; stored in `transcoder_leases.end_reason`.
@@ -71,7 +72,10 @@ public struct LeaseLedger: Sendable {
 
     private func failed(_ what: String) -> @Sendable (any Error) -> Void {
         let logger = self.logger
-        return { error in logger.warning("could not record transcoder lease \(what); the table may lag until the next change", metadata: ["error": "\(error)"]) }
+        return { error in
+            Counter(label: "storecast_lease_writes_dropped_total", dimensions: [("what", what)]).increment()
+            logger.warning("could not record transcoder lease \(what); dropped, the table may lag until the next change", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Leases for operators: current ones, or the latest `limit` of every state.

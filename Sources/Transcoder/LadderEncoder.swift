@@ -103,8 +103,6 @@ final class LadderEncoder {
     private(set) var framesThinned = 0
     /// Audio time (ms) of the last repeated announce of an audio-only stream.
     private var lastAudioRepeat: Int64?
-    /// Stream time (ms) of the latest source video unit, for the real-time monitor.
-    private(set) var lastSourceVideoTime: Int64?
 
     private func configure(_ announce: StreamAnnounce) throws -> [WireMessage] {
         source = announce
@@ -219,7 +217,6 @@ final class LadderEncoder {
             return try out + audioUnits(u)
         }
         guard let decoder, source.tracks.contains(where: { $0.trackID == u.trackID && $0.kind == .video }) else { return [] }
-        lastSourceVideoTime = u.dts
         if waitingForKeyframe {
             guard u.isKeyframe else { return passthrough(u) }
             waitingForKeyframe = false

@@ -57,6 +57,14 @@ let package = Package(
 
         // MARK: Service shells
         .target(
+            name: "ConnectionBudget",
+            dependencies: [
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swift6),
+        .target(
             name: "StorecastRuntime",
             dependencies: [
                 "ZeroMQ", "PostgresClient", "StorecastWire",
@@ -71,7 +79,7 @@ let package = Package(
         .target(
             name: "Ingest",
             dependencies: [
-                "RTMP", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ", "PostgresClient",
+                "RTMP", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ", "PostgresClient", "ConnectionBudget",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -85,7 +93,7 @@ let package = Package(
         .target(
             name: "Packager",
             dependencies: [
-                "FMP4", "HLS", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ", "PostgresClient",
+                "FMP4", "HLS", "MediaFormats", "StorecastWire", "StorecastRuntime", "ZeroMQ", "PostgresClient", "ConnectionBudget",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -94,7 +102,7 @@ let package = Package(
         .target(
             name: "MetricsCollector",
             dependencies: [
-                "StorecastWire", "StorecastRuntime", "ZeroMQ",
+                "StorecastWire", "StorecastRuntime", "ZeroMQ", "ConnectionBudget",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -120,23 +128,23 @@ let package = Package(
             swiftSettings: swift6),
         .executableTarget(
             name: "storecast-packager",
-            dependencies: [.product(name: "Logging", package: "swift-log"), "Packager", "StorecastRuntime", "ZeroMQ", "PostgresClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [.product(name: "Logging", package: "swift-log"), "Packager", "StorecastRuntime", "ZeroMQ", "PostgresClient", "ConnectionBudget", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swift6),
         .executableTarget(
             name: "storecast-metrics",
-            dependencies: [.product(name: "Logging", package: "swift-log"), "MetricsCollector", "StorecastRuntime", "ZeroMQ", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [.product(name: "Logging", package: "swift-log"), "MetricsCollector", "StorecastRuntime", "ZeroMQ", "ConnectionBudget", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swift6),
         .executableTarget(
             name: "storecast-api",
             dependencies: [
-                "ControlPlane", "StorecastRuntime", "PostgresClient", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "ControlPlane", "StorecastRuntime", "PostgresClient", "ZeroMQ", "ConnectionBudget", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift6),
         .executableTarget(
             name: "storecast",
-            dependencies: ["StorecastRuntime", "PostgresClient", "Transcoder", "FFmpegCodecs", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["StorecastRuntime", "PostgresClient", "Transcoder", "FFmpegCodecs", "ZeroMQ", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swift6),
 
         // MARK: Tests

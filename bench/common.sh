@@ -56,9 +56,11 @@ start_storecast_ingest() {  # N [ingest flags…]; sets $ingest $drain $conninfo
     for i in $(seq 1 "$1"); do
         .build/release/storecast stream create bench "s$i-$(date +%s%N)" --database "$conninfo" | awk '/stream key/ {print $NF}' >> "$out/storecast-keys"
     done
-    .build/release/storecast-ingest --database "$conninfo" --rtmp-host 127.0.0.1 --rtmp-port 19351 \
-        --work-endpoint tcp://127.0.0.1:19361 --metrics-endpoint tcp://127.0.0.1:19362 --log-level warning "${@:2}" & ingest=$!
-    python3 bench/zmq_drain.py tcp://127.0.0.1:19361 & drain=$!
+    # CURVE keys for the ingest and the stand-in worker (which claims 64 slots: allowed here).
+    rm -rf "$out/zmq-keys"; .build/release/storecast keys "$out/zmq-keys" >/dev/null
+    .build/release/storecast-ingest --database "$conninfo" --rtmp-host 127.0.0.1 --rtmp-port 19351 --zmq-keys "$out/zmq-keys" --max-worker-slots 64 \
+        --rtmp-max-connections-per-ip 0 --work-endpoint tcp://127.0.0.1:19361 --metrics-endpoint tcp://127.0.0.1:19362 --log-level warning "${@:2}" & ingest=$!
+    python3 bench/zmq_drain.py tcp://127.0.0.1:19361 "$out/zmq-keys" & drain=$!
     sleep 2
 }
 stop_storecast_ingest() {

@@ -62,7 +62,8 @@ run="$PWD/$out/llhls-run-dvr"; rm -rf "$run"
 for _ in $(seq 1 120); do grep -q "RTMP URL:" "$out/llhls-dev-dvr.log" && break; sleep 0.5; done
 rtmp=$(awk '/RTMP URL:/ {print $3}' "$out/llhls-dev-dvr.log")
 sleep 3
-curl -sf -X PUT -H 'Content-Type: application/json' -d '{"enabled":true}' http://127.0.0.1:18088/v1/tenants/demo/streams/demo-show/recording >&2
+token=$(sed -n 's/^STORECAST_ADMIN_TOKEN=//p' "$run/keys/storecast.env")
+curl -sf -X PUT -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d '{"enabled":true}' http://127.0.0.1:18088/v1/tenants/demo/streams/demo-show/recording >&2
 echo >&2
 echo "storecast with DVR and recording: probing for ${SECS} s" >&2
 python3 bench/llhls_probe.py --mode storecast --publish "$rtmp" --base "$base" --renditions audio,source,360p --seconds "$SECS" | tee "$out/llhls-storecast-dvr.json"

@@ -55,6 +55,11 @@ db="host=${addr[pg]} port=5432 user=storecast dbname=storecast connect_timeout=5
 "$bin/storecast" migrate --database "$db" --migrations schemas/migrations >/dev/null
 "$bin/storecast" tenant create shop --database "$db" >/dev/null
 key=$("$bin/storecast" stream create shop show --database "$db" | awk '/^stream key/ {print $NF}')
+# Every service authenticates over ZeroMQ with these keys (inherited through `ip netns exec`).
+"$bin/storecast" keys "$out/keys" >/dev/null
+export STORECAST_ZMQ_KEYS="$out/keys"
+export STORECAST_ADMIN_TOKEN=$(sed -n 's/^STORECAST_ADMIN_TOKEN=//p' "$out/keys/storecast.env")
+auth=(-H "Authorization: Bearer $STORECAST_ADMIN_TOKEN")
 
 start() {  # host name command…
     local host=$1 name=$2; shift 2
@@ -87,11 +92,11 @@ start pub publisher ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2
     -t 200 -c:v libx264 -preset ultrafast -tune zerolatency -g 60 -b:v 2500k -c:a aac -b:a 96k -f flv "rtmp://${addr[ingest]}:1935/live/$key"
 origin=""
 for _ in $(seq 1 60); do
-    origin=$(curl -sf "http://${addr[api]}:8088/v1/tenants/shop/streams/show/playback" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("playbackURL") or d.get("url") or "")' 2>/dev/null || true)
+    origin=$(curl -sf "${auth[@]}" "http://${addr[api]}:8088/v1/tenants/shop/streams/show/playback" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("playbackURL") or d.get("url") or "")' 2>/dev/null || true)
     [[ "$origin" == http* ]] && curl -sf "$origin" >/dev/null && break
     sleep 0.5
 done
-[[ "$origin" == http* ]] || { echo "topology: the API never named a playable origin" >&2; curl -s "http://${addr[api]}:8088/v1/tenants/shop/streams/show/playback" >&2; exit 1; }
+[[ "$origin" == http* ]] || { echo "topology: the API never named a playable origin" >&2; curl -s "${auth[@]}" "http://${addr[api]}:8088/v1/tenants/shop/streams/show/playback" >&2; exit 1; }
 echo "topology: playing $origin" >&2
 python3 bench/rendition_watch.py "$origin" 150 "$marks" > "$out/watch.json" & watcher=$!
 pids+=($watcher)
@@ -136,7 +141,7 @@ fi
 sleep 10
 mark "4s-outage-of-the-publishers-link-then-restored" "$t"
 
-holder=$(curl -sf "http://${addr[api]}:8088/v1/leases" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["leases"][0]["workerID"])')
+holder=$(curl -sf "${auth[@]}" "http://${addr[api]}:8088/v1/leases" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["leases"][0]["workerID"])')
 echo "topology: kill -9 of transcoder $holder" >&2
 t=$(date +%s.%N)
 pidvar="pid_${holder//-/_}"; kill -9 "$(pgrep -P "${!pidvar}" || echo "${!pidvar}")" 2>/dev/null || kill -9 "${!pidvar}"

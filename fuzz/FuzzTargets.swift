@@ -1,10 +1,11 @@
 // libFuzzer entry for Storecast's parsers of untrusted bytes. Built by fuzz/run.sh together with
-// the pure modules' sources (BinaryCoding, RTMP, MediaFormats, StorecastWire) as one module, with
+// the pure modules' sources (BinaryCoding, RTMP, MediaFormats, StorecastWire, and StorecastRuntime's
+// ContainedPath, the one path builder) as one module, with
 // -sanitize=fuzzer,address. The target is chosen by STORECAST_FUZZ_TARGET.
 import Foundation
 
 enum FuzzTarget: String, CaseIterable {
-    case chunk, amf0, flv, avc, hevc, aac, wire, handshake
+    case chunk, amf0, flv, avc, hevc, aac, wire, handshake, path
 }
 
 let selected: FuzzTarget = {
@@ -68,6 +69,24 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     case .handshake:
         var h = HandshakeStateMachine(random: Array(repeating: 1, count: 1528))
         _ = try? h.feed(bytes)
+    case .path:
+        // Names from the wire as path components: either refused, or a path that stays under the
+        // root (no empty, `.` or `..` component, nothing but the root before the names). Slugs
+        // always pass both rules.
+        let names = bytes.split(separator: 0x00, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let root = "/srv/storecast/dvr"
+        if let path = try? ContainedPath.join(root, names) {
+            precondition(path.hasPrefix(root + "/") || names.isEmpty, "path left its root: \(path)")
+            let added = path.dropFirst(root.count).split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            precondition(added.count == names.count, "a name became several components: \(path)")
+            precondition(!added.contains { $0.isEmpty || $0 == "." || $0 == ".." }, "a path component escapes: \(path)")
+        }
+        for name in names where Slug.isValid(name) {
+            precondition((try? ContainedPath.join(root, [name])) != nil, "a slug was refused as a path component: \(name)")
+        }
+        if names.count == 1, let key = try? ContainedPath.join(root, streamKey: names[0]) {
+            precondition(key.hasPrefix(root + "/") && !key.contains("/../"), "stream key left its root: \(key)")
+        }
     }
     return 0
 }

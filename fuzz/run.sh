@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(chunk amf0 flv avc hevc aac wire handshake)
+((${#targets[@]})) || targets=(chunk amf0 flv avc hevc aac wire handshake path)
 
 build=".build/fuzz"
 mkdir -p "$build/src"
@@ -18,6 +18,8 @@ for m in BinaryCoding RTMP MediaFormats StorecastWire; do
         sed -E '/^(@testable )?import (BinaryCoding|RTMP|MediaFormats|StorecastWire)$/d' "$f" > "$build/src/${m}_$(basename "$f")"
     done
 done
+# The one path builder (StorecastRuntime; no imports): names from the wire become paths only here.
+cp Sources/StorecastRuntime/ContainedPath.swift "$build/src/StorecastRuntime_ContainedPath.swift"
 echo "fuzz: building ($(ls "$build/src" | wc -l) files, -sanitize=fuzzer,address)"
 swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name StorecastFuzz \
     "$build/src/"*.swift fuzz/FuzzTargets.swift -o "$build/storecast-fuzz" 2>&1 | grep -v "Cannot export local symbol" || true

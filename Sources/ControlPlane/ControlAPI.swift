@@ -14,6 +14,8 @@ public enum ControlAPI {
     public static let maximumBodyBytes = 64 * 1024
 
     struct CreateTenant: Decodable { var slug: String; var name: String?; var maxConcurrentStreams: Int? }
+    struct SecretRotation: Decodable { var graceSeconds: Int? }
+    struct SourceLimitsBody: Decodable { var maxShortSide: Int; var maxFrameRate: Double }
     struct CreateStream: Decodable { var slug: String; var title: String?; var visibility: String? }
     struct Visibility: Decodable { var visibility: String }
     struct TokenRequest: Decodable { var ttlSeconds: Int? }
@@ -54,7 +56,7 @@ public enum ControlAPI {
         var thumbnailURL: String
     }
 
-    public static func router(catalog: StreamCatalog, adminToken: String?, rtmpBaseURL: String, playbackBaseURL: String) -> Router<BasicRequestContext> {
+    public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/healthz") { _, _ in "ok" }
         let v1 = router.group("v1")
@@ -148,6 +150,32 @@ public enum ControlAPI {
             return try json(IssuedToken(token: issued.token, expiresAt: issued.expiry,
                                         playbackURL: "\(base)/live/\(tenant)/\(stream)/master.m3u8?token=\(issued.token)"), status: .created)
         }
+        // Fair share: the largest source the tenant may publish.
+        v1.put("tenants/:tenant/source-limits") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant")
+            let body = try await decode(SourceLimitsBody.self, request, context)
+            guard (144...4320).contains(body.maxShortSide), (1...240).contains(body.maxFrameRate) else {
+                throw APIError.badRequest("maxShortSide must be from 144 to 4320 and maxFrameRate from 1 to 240")
+            }
+            let limits = SourceLimits(maximumShortSide: body.maxShortSide, maximumFrameRate: body.maxFrameRate)
+            guard try await guarded({ try await catalog.setSourceLimits(tenantSlug: tenant, limits) }) else {
+                throw APIError.notFound("no tenant \(tenant)")
+            }
+            return try json(["tenant": tenant, "maxShortSide": "\(body.maxShortSide)", "maxFrameRate": "\(body.maxFrameRate)"])
+        }
+        // A new playback secret for the tenant; the old one keeps playing for the grace period.
+        v1.post("tenants/:tenant/playback-secret/rotate") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant")
+            let body = try await decode(SecretRotation.self, request, context)
+            let grace = body.graceSeconds ?? 3600
+            guard (0...PlaybackAccessStore.maximumGraceSeconds).contains(grace) else {
+                throw APIError.badRequest("graceSeconds must be from 0 to \(PlaybackAccessStore.maximumGraceSeconds)")
+            }
+            guard let until = try await guarded({ try await access.rotateSecret(tenant: tenant, graceSeconds: grace) }) else {
+                throw APIError.notFound("no tenant \(tenant)")
+            }
+            return try json(["tenant": tenant, "previousSecretValidUntil": ISO8601DateFormatter().string(from: until)])
+        }
         // Recording: on or off per stream; each recorded session is a row with its state.
         v1.put("tenants/:tenant/streams/:stream/recording") { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
@@ -164,9 +192,7 @@ public enum ControlAPI {
         }
         v1.post("tenants") { request, context -> Response in
             let body = try await decode(CreateTenant.self, request, context)
-            guard body.slug.range(of: "^[a-z0-9][a-z0-9-]{0,62}$", options: .regularExpression) != nil else {
-                throw APIError.badRequest("slug must be 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
-            }
+            guard Slug.isValid(body.slug) else { throw APIError.badRequest("slug must be \(Slug.rule)") }
             let id: Int64
             do {
                 id = try await guarded { try await catalog.createTenant(slug: body.slug, name: body.name ?? body.slug, maxConcurrentStreams: body.maxConcurrentStreams ?? 10, ifExists: .refuse) }
@@ -178,9 +204,7 @@ public enum ControlAPI {
         v1.post("tenants/:tenant/streams") { request, context -> Response in
             let tenant = try context.parameters.require("tenant")
             let body = try await decode(CreateStream.self, request, context)
-            guard body.slug.range(of: "^[a-z0-9][a-z0-9-]{0,62}$", options: .regularExpression) != nil else {
-                throw APIError.badRequest("slug must be 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
-            }
+            guard Slug.isValid(body.slug) else { throw APIError.badRequest("slug must be \(Slug.rule)") }
             if let v = body.visibility, !PlaybackAccessStore.visibilities.contains(v) {
                 throw APIError.badRequest("visibility must be public or private, not \(v)")
             }
@@ -247,18 +271,17 @@ public enum ControlAPI {
 /// Requires `Authorization: Bearer <token>` when the operator configured a token.
 struct BearerTokenMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
-    let token: String?
+    /// Required: the API has no open mode (``AdminToken/check(_:)`` at start).
+    let token: String
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let token {
-            let presented = request.headers[.authorization] ?? ""
-            let expected = "Bearer \(token)"
-            // Constant-time compare.
-            let a = Array(presented.utf8), b = Array(expected.utf8)
-            var diff = a.count ^ b.count
-            for i in 0..<min(a.count, b.count) { diff |= Int(a[i] ^ b[i]) }
-            guard diff == 0 else { throw APIError.unauthorized }
-        }
+        let presented = request.headers[.authorization] ?? ""
+        let expected = "Bearer \(token)"
+        // Constant-time compare.
+        let a = Array(presented.utf8), b = Array(expected.utf8)
+        var diff = a.count ^ b.count
+        for i in 0..<min(a.count, b.count) { diff |= Int(a[i] ^ b[i]) }
+        guard diff == 0 else { throw APIError.unauthorized }
         return try await next(request, context)
     }
 }

@@ -1,3 +1,4 @@
+import ConnectionBudget
 import Logging
 import NIOCore
 import NIOPosix
@@ -21,6 +22,10 @@ public final class IngestServer: Service, Sendable {
         /// How often a publishing connection reads its socket (``ReadPacer``); zero reads as
         /// bytes arrive (lowest latency, most CPU).
         public var readPacing: Duration
+        /// The most streams one transcoder worker is leased at once, whatever it claims.
+        public var maximumWorkerSlots = WorkerRegistry.defaultMaximumCapacity
+        /// Deadlines and budgets of a connection until it publishes, and the per-IP cap.
+        public var connectionLimits = RTMPConnectionLimits()
 
         public init(rtmpHost: String, rtmpPort: Int, workEndpoint: String, packagerEndpoint: String, nodeID: String, liveStreams: LiveStreamTable.Configuration = .init(), readPacing: Duration = ReadPacer.defaultInterval) {
             self.liveStreams = liveStreams
@@ -69,7 +74,7 @@ public final class IngestServer: Service, Sendable {
             dispatcher = try await EventLoopZMQActor(on: loop, tickInterval: .milliseconds(250), pollInterval: .milliseconds(250), onError: { error in
                 logger.error("dispatcher error", metadata: ["error": "\(error)"])
             }) {
-                try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagers: packagers, ledger: ledger, logger: logger)
+                try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagers: packagers, ledger: ledger, maximumWorkerCapacity: config.maximumWorkerSlots, logger: logger)
             }
         } catch {
             try? await group.shutdownGracefully()
@@ -90,6 +95,7 @@ public final class IngestServer: Service, Sendable {
         defer { refresher.cancel() }
         let gate = PublishGate(catalog: catalog, dispatcher: dispatcher, nodeID: config.nodeID, table: config.liveStreams, logger: logger)
         let connections = ConnectionSet()
+        let perIP = PerIPConnectionCap(maximumPerIP: config.connectionLimits.maximumConnectionsPerIP, listener: "rtmp", logger: logger)
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -98,7 +104,7 @@ public final class IngestServer: Service, Sendable {
                 connections.insert(channel)
                 channel.closeFuture.whenComplete { _ in connections.remove(channel) }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers(PacedReadHandler(pacer: pacer), RTMPConnectionHandler(gate: gate, logger: logger))
+                    try channel.pipeline.syncOperations.addHandlers(perIP.makeHandler(), PacedReadHandler(pacer: pacer), RTMPConnectionHandler(gate: gate, limits: config.connectionLimits, logger: logger))
                 }
             }
             .bind(host: config.rtmpHost, port: config.rtmpPort).get()

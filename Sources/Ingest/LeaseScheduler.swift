@@ -26,7 +26,8 @@ public struct LeaseScheduler: Sendable {
         case end(stream: Int64, worker: String)
         /// The stream's lease ended with no successor yet.
         case leaseEnded(stream: Int64, reason: LeaseEndReason)
-        case workerJoined(worker: String, capacity: Int)
+        /// `claimed`: the capacity the worker reported, when more than the registry's cap.
+        case workerJoined(worker: String, capacity: Int, claimed: Int? = nil)
         case workerLost(worker: String, streams: [Int64])
         case draining(worker: String, stream: Int64)
         case packagerLost(stream: Int64, packager: String)
@@ -46,10 +47,12 @@ public struct LeaseScheduler: Sendable {
         var hasMedia = false
     }
 
-    public private(set) var registry = WorkerRegistry()
+    public private(set) var registry: WorkerRegistry
     private var placements: [Int64: Placement] = [:]
 
-    public init() {}
+    public init(maximumWorkerCapacity: Int = WorkerRegistry.defaultMaximumCapacity) {
+        registry = WorkerRegistry(maximumCapacity: maximumWorkerCapacity)
+    }
 
     public func worker(of stream: Int64) -> String? { placements[stream]?.worker }
     public func packager(of stream: Int64) -> String? { placements[stream]?.packager }
@@ -82,7 +85,10 @@ public struct LeaseScheduler: Sendable {
     /// A worker's READY (`ready`) or heartbeat at `now`.
     public mutating func heard(_ status: WorkerStatus, ready: Bool, at now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
-        if registry.heard(from: status, at: now) { actions.append(.workerJoined(worker: status.workerID, capacity: Int(status.capacity))) }
+        if registry.heard(from: status, at: now) {
+            let capped = registry.workers[status.workerID]?.capacity ?? 0
+            actions.append(.workerJoined(worker: status.workerID, capacity: capped, claimed: Int(status.capacity) > capped ? Int(status.capacity) : nil))
+        }
         let running = Set(status.streams)
         for id in placements.keys.sorted() where placements[id]?.worker == status.workerID {
             if ready, !running.contains(id) {

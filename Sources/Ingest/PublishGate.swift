@@ -19,6 +19,8 @@ public struct PublishGrant: Sendable, Equatable {
     public var continuing: StreamTimeline?
     public var gap: Duration
     public var resumed: Bool
+    /// The tenant's largest source: the connection refuses a bigger one.
+    public var sourceLimits = SourceLimits.defaults
 }
 
 /// What the RTMP handlers need from the rest of ingest: the key check against PostgreSQL, the
@@ -27,6 +29,7 @@ public final class PublishGate: Sendable {
     private struct Shared {
         var table: LiveStreamTable
         var closers: [Int: @Sendable (String) -> Void] = [:]
+        var keyFailures = KeyFailureBackoff()
     }
 
     /// Messages forwarded during the current iteration of the dispatcher's loop. Only touched on
@@ -43,6 +46,13 @@ public final class PublishGate: Sendable {
     private let accepted = Counter(label: "storecast_ingest_publish_accepted_total")
     private let resumedCounter = Counter(label: "storecast_ingest_publish_resumed_total")
     private let takeovers = Counter(label: "storecast_ingest_publish_takeovers_total")
+    private let keyBackoffs = Counter(label: "storecast_ingest_publish_key_backoffs_total")
+
+    /// The IP address of `ip:port` (IPv6 too: the port follows the last colon).
+    static func address(of remote: String) -> String {
+        guard let colon = remote.lastIndex(of: ":") else { return remote }
+        return String(remote[..<colon])
+    }
 
     init(catalog: StreamCatalog, dispatcher: EventLoopZMQActor<WorkDispatcher>, nodeID: String, table: LiveStreamTable.Configuration, logger: Logger) {
         self.catalog = catalog
@@ -54,6 +64,13 @@ public final class PublishGate: Sendable {
     }
 
     public func authorize(_ request: PublishRequest, remote: String, owner: Int, closer: @escaping @Sendable (String) -> Void) async -> Result<PublishGrant, ServerSessionStateMachine.Rejection> {
+        let address = Self.address(of: remote)
+        if let wait = shared.withLock({ $0.keyFailures.wait(address, now: clock.now) }) {
+            refused.increment()
+            keyBackoffs.increment()
+            logger.warning("publish refused without a key check: too many wrong stream keys from this address", metadata: ["remote": "\(remote)", "retry_after": "\(wait)"])
+            return .failure(.badName("Too many wrong stream keys from your address; wait \(Int(wait.components.seconds) + 1) s and check the key in your Storecast dashboard."))
+        }
         let record: StreamRecord?
         do {
             record = try await catalog.stream(forKey: request.streamKey)
@@ -63,12 +80,14 @@ public final class PublishGate: Sendable {
             return .failure(.unavailable("Storecast cannot check stream keys right now; retry in a few seconds."))
         }
         guard let record else {
-            logger.warning("publish refused: unknown stream key", metadata: ["remote": "\(remote)", "app": "\(request.app)", "key_prefix": "\(request.streamKey.prefix(7))"])
+            let penalty = shared.withLock { $0.keyFailures.failed(address, now: clock.now) }
+            logger.warning("publish refused: unknown stream key", metadata: ["remote": "\(remote)", "app": "\(request.app)", "key_prefix": "\(request.streamKey.prefix(7))", "next_wait": "\(penalty.map { "\($0)" } ?? "none")"])
             refused.increment()
             return .failure(.badName("Unknown stream key. Copy the key from your Storecast dashboard."))
         }
+        shared.withLock { $0.keyFailures.succeeded(address) }
         let claim = shared.withLock { $0.table.claim(record.streamID, now: clock.now) }
-        var grant = PublishGrant(streamID: record.streamID, sessionID: 0, tenant: record.tenantSlug, streamName: record.streamSlug, continuing: nil, gap: .zero, resumed: false)
+        var grant = PublishGrant(streamID: record.streamID, sessionID: 0, tenant: record.tenantSlug, streamName: record.streamSlug, continuing: nil, gap: .zero, resumed: false, sourceLimits: record.sourceLimits)
         switch claim {
         case .busy(let other):
             logger.warning("publish refused: stream already live from another connection", metadata: ["remote": "\(remote)", "stream": "\(record.streamSlug)", "live_from": "\(other)"])

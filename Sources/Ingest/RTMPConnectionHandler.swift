@@ -14,7 +14,12 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
 
     private var handshake = HandshakeStateMachine(digest: DigestHandshake(hmac: RTMPConnectionHandler.hmacSHA256))
     private var handshakeDone = false
-    private var decoder = ChunkDecoder()
+    private var decoder: ChunkDecoder
+    private let limits: RTMPConnectionLimits
+    /// Set once the peer asked to publish: from then on it may send media-sized messages.
+    private var publishRequested = false
+    private var bytesBeforePublish = 0
+    private var deadlines: [Scheduled<Void>] = []
     private var encoder = ChunkEncoder()
     private var session = ServerSessionStateMachine()
     private var assembler: StreamAssembler?
@@ -40,20 +45,42 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
         Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
     }
 
-    public init(gate: any PublishSink, logger: Logger) {
+    public init(gate: any PublishSink, limits: RTMPConnectionLimits = .init(), logger: Logger) {
         self.gate = gate
+        self.limits = limits
+        self.decoder = ChunkDecoder(limits: limits.decoderBeforePublish)
         self.logger = logger
     }
 
     public func channelActive(context: ChannelHandlerContext) {
         remote = context.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
         logger[metadataKey: "remote"] = "\(remote)"
+        let loop = context.eventLoop
+        let bound = NIOLoopBound(self, eventLoop: loop), boundContext = NIOLoopBound(context, eventLoop: loop)
+        deadlines = [
+            loop.scheduleTask(in: TimeAmount(limits.handshakeTimeout)) {
+                if !bound.value.handshakeDone { bound.value.refuse(.handshakeTimeout, "the RTMP handshake did not complete within \(bound.value.limits.handshakeTimeout)", context: boundContext.value) }
+            },
+            loop.scheduleTask(in: TimeAmount(limits.publishTimeout)) {
+                if bound.value.grant == nil { bound.value.refuse(.publishTimeout, "no authorized publish within \(bound.value.limits.publishTimeout) of connecting", context: boundContext.value) }
+            },
+        ]
         context.fireChannelActive()
+    }
+
+    /// Closes a connection that went past one of its ``RTMPConnectionLimits``, logged and counted.
+    private func refuse(_ reason: RTMPConnectionLimits.CloseReason, _ detail: String, context: ChannelHandlerContext) {
+        Counter(label: "storecast_ingest_connections_closed_total", dimensions: [("reason", reason.rawValue)]).increment()
+        logger.warning("closing RTMP connection: \(detail)", metadata: ["limit": "\(reason.rawValue)"])
+        context.close(promise: nil)
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         bytesIn.increment(by: buffer.readableBytes)
+        if !publishRequested {
+            bytesBeforePublish += buffer.readableBytes
+        }
         do {
             if !handshakeDone {
                 for action in try handshake.feed(Array(buffer.readableBytesView)) {
@@ -80,6 +107,10 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                 pendingFlush = false
                 context.flush()
             }
+            // After this read's commands ran: a read holding `publish` and the first media is fine.
+            if !publishRequested, bytesBeforePublish > limits.maximumBytesBeforePublish {
+                refuse(.bytesBeforePublish, "more than \(limits.maximumBytesBeforePublish) bytes before asking to publish", context: context)
+            }
         } catch {
             logger.warning("closing RTMP connection: malformed input", metadata: ["error": "\(error)"])
             context.close(promise: nil)
@@ -93,12 +124,18 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
             case .send(let messages):
                 send(context, messages)
             case .authorize(let request):
+                publishRequested = true
+                decoder.limits = .publishing
                 authorize(request, context: context)
             case .media(let message):
                 media(message)
             case .metadata(let values):
                 // @setDataFrame onMetaData {framerate, …}: the encoder's declared frame rate.
                 if let grant, let properties = values.last, let fps = (properties["framerate"] ?? properties["fps"])?.numberValue, fps > 0, fps < 1000 {
+                    if let reason = grant.sourceLimits.refusal(frameRate: fps) {
+                        refuseSource(reason)
+                        return
+                    }
                     frameRate.declared()
                     gate.frameRate(grant, fps)
                 }
@@ -153,8 +190,14 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
         for event in assembler.received(message) {
             switch event {
             case .message(let wire):
+                // Over the tenant's limits: refused before any of it goes on.
+                if case .streamAnnounce(let a) = wire, let v = a.tracks.first(where: { $0.kind == .video }),
+                   let reason = grant.sourceLimits.refusal(width: Int(v.width), height: Int(v.height)) {
+                    return refuseSource(reason)
+                }
                 gate.forward(wire, streamID: grant.streamID, on: eventLoop)
                 if case .accessUnit(let unit) = wire, unit.trackID == StreamAssembler.videoTrack, let fps = frameRate.frame(dts: unit.dts) {
+                    if let reason = grant.sourceLimits.refusal(frameRate: fps) { return refuseSource(reason) }
                     gate.frameRate(grant, fps)
                 }
                 if case .streamAnnounce(let a) = wire, let v = a.tracks.first(where: { $0.kind == .video }), describedSize.map({ $0 != (Int(v.width), Int(v.height)) }) ?? true {
@@ -181,7 +224,16 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    /// The source is over the tenant's ``SourceLimits``: the publish fails with the reason.
+    private func refuseSource(_ reason: String) {
+        Counter(label: "storecast_ingest_publish_source_refused_total").increment()
+        logger.warning("publish refused: source over the tenant's limits", metadata: ["reason": "\(reason)"])
+        if let context { perform(session.publishFailed(reason), context: context) }
+    }
+
     public func channelInactive(context: ChannelHandlerContext) {
+        for deadline in deadlines { deadline.cancel() }
+        deadlines = []
         self.context = nil
         _ = session.connectionClosed()
         if let grant {

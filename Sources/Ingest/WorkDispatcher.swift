@@ -38,7 +38,7 @@ final class WorkDispatcher: ZMQActorBody {
     private let ledger: LeaseLedger?
     private let clock = ContinuousClock()
     /// Who holds what and when streams move: the decisions, apart from this shell.
-    private var scheduler = LeaseScheduler()
+    private var scheduler: LeaseScheduler
     private var nextBeat: ContinuousClock.Instant?
     private var streams: [Int64: Stream] = [:]
     /// What this turn queued for one worker.
@@ -65,8 +65,9 @@ final class WorkDispatcher: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [router] }
 
-    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagers: PackagerDirectory, ledger: LeaseLedger?, logger: Logger) throws {
-        router = try ZMQSocket(context: context, type: .router)
+    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagers: PackagerDirectory, ledger: LeaseLedger?, maximumWorkerCapacity: Int = WorkerRegistry.defaultMaximumCapacity, logger: Logger) throws {
+        scheduler = LeaseScheduler(maximumWorkerCapacity: maximumWorkerCapacity)
+        router = try ZMQSocket(context: context, type: .router, maximumMessageSize: WireCodec.maximumControlMessage)
         try router.setRouterMandatory(true)
         // Counted in messages, which are batches (about one per worker per turn: ten a second at
         // the default read pacing), each at most WireBatchQueue.defaultMaximumBytes: a worker
@@ -128,8 +129,11 @@ final class WorkDispatcher: ZMQActorBody {
             case .leaseEnded(let id, let reason):
                 ledger?.ended(streamID: id, reason: reason)
                 if reason == .workerSilent { reassignments.increment() }
-            case .workerJoined(let worker, let capacity):
+            case .workerJoined(let worker, let capacity, let claimed):
                 logger.info("transcoder worker joined", metadata: ["worker": "\(worker)", "capacity": "\(capacity)"])
+                if let claimed {
+                    logger.warning("worker claims more slots than --max-worker-slots allows; capped", metadata: ["worker": "\(worker)", "claimed": "\(claimed)", "capped_to": "\(capacity)"])
+                }
                 workersGauge.record(scheduler.registry.workers.count)
             case .workerLost(let worker, let orphaned):
                 logger.warning("transcoder worker missed \(WorkerRegistry.livenessBeats) heartbeats; moving its streams", metadata: ["worker": "\(worker)", "streams": "\(orphaned)"])

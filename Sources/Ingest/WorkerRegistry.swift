@@ -15,19 +15,23 @@ public struct WorkerRegistry: Sendable {
     }
 
     public private(set) var workers: [String: Worker] = [:]
+    /// The most slots a worker is believed to have, whatever it claims: a peer claiming 65535
+    /// would otherwise be leased every new stream (issue 23).
+    public let maximumCapacity: Int
+    public static let defaultMaximumCapacity = 8
 
-    public init() {}
+    public init(maximumCapacity: Int = WorkerRegistry.defaultMaximumCapacity) { self.maximumCapacity = max(1, maximumCapacity) }
 
     /// Records a READY or HEARTBEAT. Returns true when the worker is new to us.
     @discardableResult
     public mutating func heard(from status: WorkerStatus, at now: ContinuousClock.Instant) -> Bool {
         if var w = workers[status.workerID] {
-            w.capacity = Int(status.capacity)
+            w.capacity = min(Int(status.capacity), maximumCapacity)
             w.lastSeen = now
             workers[status.workerID] = w
             return false
         }
-        workers[status.workerID] = Worker(id: status.workerID, capacity: Int(status.capacity), lastSeen: now, streams: [])
+        workers[status.workerID] = Worker(id: status.workerID, capacity: min(Int(status.capacity), maximumCapacity), lastSeen: now, streams: [])
         return true
     }
 

@@ -41,16 +41,22 @@ public enum ExpositionMerger {
         return out.isEmpty ? "" : out.joined(separator: "\n") + "\n"
     }
 
-    /// `name{a="b"} 1` -> `name{service="x",node="y",a="b"} 1`. Nil for a malformed line.
+    /// `name{a="b"} 1` -> `name{service="x",node="y",a="b"} 1`. Nil for a malformed line, and
+    /// for one that sets `service` or `node` itself (a process cannot speak for another: a
+    /// duplicate label would also make Prometheus refuse the whole scrape).
     static func relabel(_ line: String, extra: String) -> (String, String)? {
         if let brace = line.firstIndex(of: "{") {
             let name = String(line[..<brace])
+            guard isMetricName(name) else { return nil }
+            let labels = line[line.index(after: brace)...]
+            if labels.hasPrefix("service=") || labels.hasPrefix("node=") || labels.contains(",service=") || labels.contains(",node=") { return nil }
             let rest = line[line.index(after: brace)...]
             let inner = rest.hasPrefix("}") ? "" : ","
             return (name, "\(name){\(extra)\(inner)\(rest)")
         }
         guard let space = line.firstIndex(of: " ") else { return nil }
         let name = String(line[..<space])
+        guard isMetricName(name) else { return nil }
         return (name, "\(name){\(extra)}\(line[space...])")
     }
 
@@ -61,6 +67,15 @@ public enum ExpositionMerger {
             if known[base] != nil { return base }
         }
         return sample
+    }
+
+    /// Prometheus's metric name rule: `[a-zA-Z_:][a-zA-Z0-9_:]*`.
+    static func isMetricName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, !(first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) else { return false }
+        return name.utf8.allSatisfy { b in
+            (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+                || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "_") || b == UInt8(ascii: ":")
+        }
     }
 
     static func escape(_ s: String) -> String {

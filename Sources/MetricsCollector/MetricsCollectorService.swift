@@ -1,3 +1,4 @@
+import ConnectionBudget
 import Hummingbird
 import HTTPTypes
 import Logging
@@ -15,6 +16,7 @@ public final class MetricsCollectorService: Service, Sendable {
         public var subscribeEndpoint: String
         public var httpHost: String
         public var httpPort: Int
+        public var httpLimits = HTTPConnectionLimits()
         public init(subscribeEndpoint: String, httpHost: String, httpPort: Int) {
             self.subscribeEndpoint = subscribeEndpoint
             self.httpHost = httpHost
@@ -28,6 +30,9 @@ public final class MetricsCollectorService: Service, Sendable {
         let board: TelemetryBoard
         let logger: Logger
         let received = Counter(label: "storecast_metrics_heartbeats_total")
+        let refused = Counter(label: "storecast_metrics_heartbeats_refused_total")
+        /// Refusals so far: the first and every 100th are logged (a flood must not flood the log).
+        var refusals = 0
         var readableSockets: [ZMQSocket] { [socket] }
 
         init(socket: ZMQSocket, board: TelemetryBoard, logger: Logger) {
@@ -40,8 +45,17 @@ public final class MetricsCollectorService: Service, Sendable {
             guard let frames = try socket.receive(dontWait: true), frames.count == 2 else { return }
             do {
                 guard case .telemetry(let t) = try WireCodec.decode(frames[1]) else { return }
-                board.record(t, at: .now)
-                received.increment()
+                switch board.record(t, at: .now) {
+                case .recorded: received.increment()
+                case .full:
+                    refused.increment()
+                    refusals += 1
+                    if refusals % 100 == 1 { logger.warning("telemetry from a new process refused: the collector reports \(board.maximumNodes) processes already", metadata: ["service": "\(t.service.prefix(64))", "node": "\(t.node.prefix(64))", "refused_so_far": "\(refusals)"]) }
+                case .badName:
+                    refused.increment()
+                    refusals += 1
+                    if refusals % 100 == 1 { logger.warning("telemetry refused: service or node name empty or over \(TelemetryBoard.maximumNameLength) bytes", metadata: ["refused_so_far": "\(refusals)"]) }
+                }
             } catch {
                 logger.warning("undecodable telemetry", metadata: ["error": "\(error)"])
             }
@@ -66,7 +80,7 @@ public final class MetricsCollectorService: Service, Sendable {
         let receiver = try ZMQActor<Never>(name: "metrics-sub", onError: { error in
             logger.error("telemetry receive error", metadata: ["error": "\(error)"])
         }) {
-            let socket = try ZMQSocket(context: context, type: .sub)
+            let socket = try ZMQSocket(context: context, type: .sub, maximumMessageSize: WireCodec.maximumTelemetryMessage)
             try socket.subscribe(WireTopic.telemetry)
             try socket.bind(config.subscribeEndpoint)
             return Receiver(socket: socket, board: board, logger: logger)
@@ -80,7 +94,7 @@ public final class MetricsCollectorService: Service, Sendable {
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
         }
-        let app = Application(router: router, configuration: .init(address: .hostname(config.httpHost, port: config.httpPort), serverName: "storecast-metrics"), logger: logger)
+        let app = Application(router: router, server: .guardedHTTP1(limits: config.httpLimits, listener: "metrics-http", logger: logger), configuration: .init(address: .hostname(config.httpHost, port: config.httpPort), serverName: "storecast-metrics"), logger: logger)
         logger.info("metrics collector ready", metadata: ["sub": "\(config.subscribeEndpoint)", "http": "\(config.httpHost):\(config.httpPort)"])
         try await app.run()
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import StorecastRuntime
 import Synchronization
 
 /// The DVR window's media on disk. The live window stays in memory (`PackageStore`); every
@@ -12,7 +13,7 @@ import Synchronization
 /// (counted and logged; seeking back to it answers 503) instead of memory growing without end.
 public final class DVRArchive: Sendable {
     public static let maximumQueuedBytes = 256 << 20
-    private let root: URL
+    private let root: String
     private let writes = DispatchQueue(label: "storecast.dvr.write")
     private let reads = DispatchQueue(label: "storecast.dvr.read", attributes: .concurrent)
     private let logger: Logger
@@ -22,7 +23,7 @@ public final class DVRArchive: Sendable {
     private let limit: Int
 
     public init(root: String, logger: Logger, maximumQueuedBytes: Int = DVRArchive.maximumQueuedBytes) {
-        self.root = URL(fileURLWithPath: root).standardizedFileURL
+        self.root = URL(fileURLWithPath: root).standardizedFileURL.path
         self.logger = logger
         self.limit = maximumQueuedBytes
     }
@@ -30,15 +31,21 @@ public final class DVRArchive: Sendable {
     /// Bytes handed over and not yet on disk.
     public var queued: Int { queuedBytes.load(ordering: .relaxed) }
 
-    func path(_ key: String, _ rendition: String, _ sequence: Int) -> URL {
-        root.appendingPathComponent(key).appendingPathComponent(rendition).appendingPathComponent(PlaylistURIs.plain.segment(sequence))
+    /// The segment's file, or nil (logged) when a name would leave the DVR root.
+    func path(_ key: String, _ rendition: String, _ sequence: Int) -> URL? {
+        do {
+            return URL(fileURLWithPath: try ContainedPath.join(root, streamKey: key, [rendition, PlaylistURIs.plain.segment(sequence)]))
+        } catch {
+            logger.error("DVR path refused", metadata: ["stream": "\(key)", "rendition": "\(rendition)", "error": "\(error)"])
+            return nil
+        }
     }
 
     /// Queues the segment's bytes for disk (shared, not copied); returns at once. Returns false
     /// when the disk is too far behind and the segment was not queued.
     @discardableResult
     func write(_ key: String, rendition: String, segment: PackagedSegment) -> Bool {
-        let file = path(key, rendition, segment.sequence)
+        guard let file = path(key, rendition, segment.sequence) else { return false }
         let size = segment.bytes.count
         guard queuedBytes.add(size, ordering: .relaxed).newValue <= limit else {
             queuedBytes.subtract(size, ordering: .relaxed)
@@ -66,19 +73,19 @@ public final class DVRArchive: Sendable {
     /// Deletes segments that left the DVR window (after any write still queued for them).
     func delete(_ key: String, rendition: String, sequences: [Int]) {
         guard !sequences.isEmpty else { return }
-        let files = sequences.map { path(key, rendition, $0) }
+        let files = sequences.compactMap { path(key, rendition, $0) }
         writes.async { for f in files { try? FileManager.default.removeItem(at: f) } }
     }
 
     /// Deletes everything of a stream that left memory.
     func deleteStream(_ key: String) {
-        let dir = root.appendingPathComponent(key)
-        writes.async { try? FileManager.default.removeItem(at: dir) }
+        guard let dir = try? ContainedPath.join(root, streamKey: key) else { return }
+        writes.async { try? FileManager.default.removeItem(atPath: dir) }
     }
 
     /// Reads one archived segment off the request path's threads.
     func read(_ key: String, rendition: String, sequence: Int) async -> [UInt8]? {
-        let file = path(key, rendition, sequence)
+        guard let file = path(key, rendition, sequence) else { return nil }
         return await withCheckedContinuation { continuation in
             reads.async { continuation.resume(returning: FileManager.default.contents(atPath: file.path).map { Array($0) }) }
         }

@@ -18,6 +18,8 @@ public struct OriginSettings: Sendable {
     public var preferredPlayer: PlayerPreference = .native
     /// Where segments that left the in-memory window are read from (nil: no DVR).
     public var dvr: DVRArchive?
+    /// Proxy addresses whose `X-Forwarded-For` is believed (``ClientAddress``).
+    public var trustedProxies: Set<String> = []
     /// The longest a blocking playlist or preload-hinted part request is held: three target
     /// durations, after which it gets 503 (the draft leaves the bound to the server).
     public var blockTimeout: Duration { .milliseconds(Int64(targetDuration * 3_000)) }
@@ -45,8 +47,14 @@ enum PackagerHTTP {
         let rendered = PlaylistRenderCache()
         router.add(middleware: PublicCORSMiddleware())
         router.get("/healthz") { _, _ in "ok" }
+        // Public streams only: a private show's name is not for anyone who finds the origin.
         router.get("/") { _, _ -> Response in
-            let list = store.keys().map { key in (key: key, live: !(store.package(key)?.ended ?? true)) }
+            var list: [(key: String, live: Bool)] = []
+            for key in store.keys() {
+                let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
+                guard parts.count == 2, await gate.isListed(tenant: parts[0], stream: parts[1]) else { continue }
+                list.append((key: key, live: !(store.package(key)?.ended ?? true)))
+            }
             return html(PlayerPage.index(streams: list))
         }
         if let script = settings.hlsJS {
@@ -60,7 +68,7 @@ enum PackagerHTTP {
         // Everything under /live/:tenant/:stream passes the playback gate first.
         let live = router.group("live/:tenant/:stream")
         live.add(middleware: PlaybackGateMiddleware(gate: gate))
-        live.add(middleware: ViewerAccountingMiddleware(viewers: viewers))
+        live.add(middleware: ViewerAccountingMiddleware(viewers: viewers, trustedProxies: settings.trustedProxies))
         live.get("master.m3u8") { request, context -> Response in
             // A stream that has started but has no whole segment in every rendition yet is held
             // until it has (about one GOP after publish): a player waiting for the show to start
@@ -341,6 +349,7 @@ struct RenditionAddress {
 struct ViewerAccountingMiddleware: RouterMiddleware {
     typealias Context = PackagerRequestContext
     let viewers: ViewerAccounting
+    let trustedProxies: Set<String>
 
     static let playbackSessionID = HTTPField.Name("X-Playback-Session-Id")!
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
@@ -349,7 +358,7 @@ struct ViewerAccountingMiddleware: RouterMiddleware {
         let response = try await next(request, context)
         let session = ViewerAccounting.session(
             playbackSessionID: request.headers[Self.playbackSessionID],
-            address: request.headers[Self.forwardedFor]?.split(separator: ",").first.map(String.init) ?? context.remoteAddress?.ipAddress,
+            address: ClientAddress.resolve(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[Self.forwardedFor], trustedProxies: trustedProxies),
             userAgent: request.headers[.userAgent])
         let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
         let key = PackageStore.key(tenant: tenant, stream: stream)

@@ -1,3 +1,4 @@
+import ConnectionBudget
 import Hummingbird
 import Logging
 import Metrics
@@ -38,6 +39,10 @@ public final class PackagerService: Service, Sendable {
         /// Parts are written as CMAF chunks of about this many seconds, streamed to players
         /// blocked on the preload hint; 0 writes each part as one chunk.
         public var chunkTarget: Double = 0.1
+        /// Deadlines and caps of every HTTP connection (players, CDN, probes).
+        public var httpLimits = HTTPConnectionLimits()
+        /// Proxy addresses (CDN edges, load balancers) whose X-Forwarded-For is believed.
+        public var trustedProxies: Set<String> = []
         public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, partTarget: Double? = 1.0 / 3.0) {
             self.hlsJS = hlsJS
             self.partTarget = partTarget
@@ -129,9 +134,11 @@ public final class PackagerService: Service, Sendable {
         defer { pipeline.stop() }
         var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)
         origin.preferredPlayer = config.preferredPlayer
+        origin.trustedProxies = config.trustedProxies
         let app = Application(
             router: PackagerHTTP.router(store: store, settings: origin,
                                        gate: PlaybackGate(store: database.map(PlaybackAccessStore.init(database:))), viewers: viewers),
+            server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger),
             configuration: .init(address: .hostname(config.httpHost, port: config.httpPort), serverName: "storecast-packager"),
             logger: logger)
         logger.info("packager ready", metadata: ["pull": "\(config.pullEndpoint)", "http": "\(config.httpHost):\(config.httpPort)"])

@@ -53,6 +53,9 @@ final class PackagingPipeline: ZMQActorBody {
     private let splicesCounter = Counter(label: "storecast_packager_splices_total")
     private let replayDropped = Counter(label: "storecast_packager_replayed_units_dropped_total")
     private let misalignedCuts = Counter(label: "storecast_packager_audio_cuts_misaligned_total")
+    private let refusedClaims = Counter(label: "storecast_packager_announces_refused_total")
+    /// Stream ids whose refused announce was logged (the transcoder repeats announces every GOP).
+    private var refusalsLogged: Set<Int64> = []
 
     var readableSockets: [ZMQSocket] { [pull] }
 
@@ -66,7 +69,7 @@ final class PackagingPipeline: ZMQActorBody {
         self.recorder = recorder
         self.dvr = dvr
         self.dvrWindow = dvr == nil ? 0 : dvrWindow
-        pull = try ZMQSocket(context: context, type: .pull)
+        pull = try ZMQSocket(context: context, type: .pull, maximumMessageSize: WireCodec.maximumMediaMessage)
         try pull.setReceiveHighWaterMark(50_000)
         try pull.bind(bindEndpoint)
         self.store = store
@@ -141,6 +144,14 @@ final class PackagingPipeline: ZMQActorBody {
 
     private func announce(_ a: StreamAnnounce) {
         let key = PackageStore.key(tenant: a.tenant, stream: a.streamName)
+        if case .refuse(let reason) = lifecycle.claim(streamID: a.streamID, key: key) {
+            refusedClaims.increment()
+            if refusalsLogged.count > 1024 { refusalsLogged = [] }
+            if refusalsLogged.insert(a.streamID).inserted {
+                logger.warning("announce refused, its media is not packaged: \(reason)", metadata: ["stream": "\(key)", "stream_id": "\(a.streamID)", "session": "\(a.sessionID)"])
+            }
+            return
+        }
         // A stream this packager has not seen (a show starting, or restarting after it ended).
         let starting = streams[a.streamID] == nil
         if !starting, !a.discontinuity, streams[a.streamID]?.announce == a { return }  // the transcoder's repeat

@@ -12,6 +12,9 @@ import Synchronization
 /// requests fail closed with 503.
 public final class PlaybackGate: Sendable {
     public static let cacheSeconds = 10.0
+    /// Streams whose access is cached at once; past it, expired entries go, then all (a client
+    /// asking for endless made-up names must not grow the packager).
+    public static let maximumCached = 10_000
 
     private let store: PlaybackAccessStore?
     private let cache = Mutex<[String: (access: PlaybackAccess?, fetched: Double)]>([:])
@@ -25,24 +28,57 @@ public final class PlaybackGate: Sendable {
     /// Throws 401 or 403 with the reason when the request may not play the stream. (Handlers
     /// carry the accepted token into their URIs with `PackagerHTTP.tokenQuery`.)
     public func authorize(tenant: String, stream: String, token: String?) async throws {
-        guard let access = try await access(tenant: tenant, stream: stream), access.isPrivate else { return }
-        do {
-            try PlaybackToken.verify(token, tenant: tenant, stream: stream, secret: access.secret, now: Int64(now()))
-        } catch {
+        guard var access = try await self.access(tenant: tenant, stream: stream), access.isPrivate else { return }
+        var failure = Self.verify(token, tenant: tenant, stream: stream, access: access, now: Int64(now()))
+        // A token signed with a secret rotated in the last 10 s: read the access again (at most
+        // once a second per stream, so bad tokens cannot turn into a query each).
+        if failure != nil, token != nil, let fresh = try? await self.access(tenant: tenant, stream: stream, maximumAge: 1) {
+            access = fresh
+            failure = access.isPrivate ? Self.verify(token, tenant: tenant, stream: stream, access: access, now: Int64(now())) : nil
+        }
+        if let error = failure {
             Counter(label: "storecast_packager_playback_denied_total", dimensions: [("reason", error.reason)]).increment()
             throw HTTPError(error.httpStatus == 401 ? .unauthorized : .forbidden, message: error.description)
         }
     }
 
-    private func access(tenant: String, stream: String) async throws -> PlaybackAccess? {
+    /// Nil when the token is signed with one of the access's secrets and valid; else why not
+    /// (the newest secret's answer).
+    static func verify(_ token: String?, tenant: String, stream: String, access: PlaybackAccess, now: Int64) -> PlaybackToken.Denial? {
+        var first: PlaybackToken.Denial?
+        for secret in access.acceptedSecrets {
+            do {
+                try PlaybackToken.verify(token, tenant: tenant, stream: stream, secret: secret, now: now)
+                return nil
+            } catch {
+                first = first ?? error
+            }
+        }
+        return first
+    }
+
+    /// Whether the stream may appear in the packager's index: public for sure (private ones, and
+    /// ones whose access cannot be read now, are left out).
+    public func isListed(tenant: String, stream: String) async -> Bool {
+        guard let access = try? await access(tenant: tenant, stream: stream) else { return store == nil }
+        return !access.isPrivate
+    }
+
+    private func access(tenant: String, stream: String, maximumAge: Double = PlaybackGate.cacheSeconds) async throws -> PlaybackAccess? {
         guard let store else { return nil }
         let key = PackageStore.key(tenant: tenant, stream: stream)
         let t = now()
         let cached = cache.withLock { $0[key] }
-        if let cached, t - cached.fetched < Self.cacheSeconds { return cached.access }
+        if let cached, t - cached.fetched < maximumAge { return cached.access }
         do {
             let fresh = try await store.access(tenant: tenant, stream: stream)
-            cache.withLock { $0[key] = (fresh, t) }
+            cache.withLock { cache in
+                if cache.count >= Self.maximumCached {
+                    cache = cache.filter { t - $0.value.fetched < Self.cacheSeconds }
+                    if cache.count >= Self.maximumCached { cache = [:] }
+                }
+                cache[key] = (fresh, t)
+            }
             return fresh
         } catch {
             if let cached { return cached.access }  // stale beats failing while the database is away

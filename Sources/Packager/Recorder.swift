@@ -149,7 +149,7 @@ public final class Recorder: Sendable {
 
     private func append(_ segment: PackagedSegment, initSegment: [UInt8], rendition: String, targetDuration: Double, into active: inout Active) throws {
         var log = active.renditions[rendition] ?? RenditionLog()
-        let dir = active.path.appendingPathComponent(rendition)
+        let dir = URL(fileURLWithPath: try ContainedPath.join(active.path.path, [rendition]))
         if log.lastInit == nil { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
         var map: String?
         if log.lastInit != initSegment {
@@ -178,7 +178,7 @@ public final class Recorder: Sendable {
             for (name, log) in active.renditions {
                 let target = max(Int(log.targetDuration.rounded()), Int((log.entries.map(\.duration).max() ?? 1).rounded()), 1)
                 let text = MediaPlaylist(targetDuration: target, mapURI: PlaylistURIs.plain.initSegment(), segments: log.entries, ended: true, playlistType: "VOD").render()
-                try MediaFile.save(active.path.appendingPathComponent(name).appendingPathComponent("index.m3u8").path, Array(text.utf8))
+                try MediaFile.save(try ContainedPath.join(active.path.path, [name, "index.m3u8"]), Array(text.utf8))
             }
             if let master { try MediaFile.save(active.path.appendingPathComponent("master.m3u8").path, Array(master.utf8)) }
         } catch {

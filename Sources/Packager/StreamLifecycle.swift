@@ -30,6 +30,26 @@ struct StreamLifecycle: Sendable {
 
     init(endedRetention: Duration) { self.endedRetention = endedRetention }
 
+    enum Claim: Sendable, Equatable {
+        case accept
+        /// Not merged: the key is another live stream's, or the id is live under another key.
+        case refuse(reason: String)
+    }
+
+    /// Whose media a package takes. In the catalog a stream id and its key (`tenant/stream`) go
+    /// together for good, so while a stream is live here its key takes announces of that id
+    /// only, and that id announces that key only. A package that ended may be taken by another
+    /// id (a stream deleted and made again under the same name).
+    func claim(streamID: Int64, key: String) -> Claim {
+        if let owned = live[streamID], owned != key {
+            return .refuse(reason: "stream \(streamID) is live here as \(owned)")
+        }
+        if let owner = live.first(where: { $0.value == key && $0.key != streamID })?.key {
+            return .refuse(reason: "\(key) is live here as stream \(owner)")
+        }
+        return .accept
+    }
+
     mutating func started(_ id: Int64, key: String) {
         live[id] = key
         silentSince[id] = nil

@@ -18,8 +18,10 @@ public final class ViewerAccounting: Sendable {
         self.now = now
     }
 
+    /// A player's own session id counts only with its address (a client making up ids counts
+    /// once per id still, but cannot take another address's session).
     public static func session(playbackSessionID: String?, address: String?, userAgent: String?) -> String {
-        if let id = playbackSessionID, !id.isEmpty { return "id:" + id.prefix(128) }
+        if let id = playbackSessionID, !id.isEmpty { return "id:\(address ?? "?")|" + id.prefix(128) }
         return "ua:\(address ?? "?")|\(userAgent?.prefix(256) ?? "")"
     }
 

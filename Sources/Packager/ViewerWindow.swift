@@ -5,7 +5,12 @@ public struct ViewerWindow: Sendable, Equatable {
 
     public init() {}
 
+    /// Sessions remembered per stream; past it new ones are not counted (memory stays bounded
+    /// whatever session ids clients make up).
+    public static let maximumSessions = 200_000
+
     public mutating func saw(_ session: String, at seconds: Double) {
+        if lastSeen[session] == nil, lastSeen.count >= Self.maximumSessions { return }
         lastSeen[session] = max(lastSeen[session] ?? seconds, seconds)
     }
 

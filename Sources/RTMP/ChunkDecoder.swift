@@ -10,6 +10,23 @@ public struct ChunkDecoder: Sendable {
     /// Most concurrently open chunk streams per connection.
     public static let maximumChunkStreams = 64
 
+    /// What one connection may make this decoder hold. A connection starts with
+    /// ``Limits/beforePublish`` (commands only: connect, createStream, publish are each well under
+    /// 1 KiB) and gets ``Limits/publishing`` once it asked to publish, so a peer that never
+    /// authenticates holds at most 8 × 64 KiB of partial messages, not 64 × 8 MiB.
+    public struct Limits: Sendable, Equatable {
+        public var maximumMessageSize: Int
+        public var maximumChunkStreams: Int
+        public init(maximumMessageSize: Int, maximumChunkStreams: Int) {
+            self.maximumMessageSize = maximumMessageSize
+            self.maximumChunkStreams = maximumChunkStreams
+        }
+        public static let beforePublish = Limits(maximumMessageSize: 64 * 1024, maximumChunkStreams: 8)
+        public static let publishing = Limits(maximumMessageSize: ChunkDecoder.maximumMessageSize, maximumChunkStreams: ChunkDecoder.maximumChunkStreams)
+    }
+
+    public var limits: Limits
+
     private struct StreamState: Sendable {
         var timestamp: UInt32 = 0
         var delta: UInt32 = 0
@@ -34,7 +51,7 @@ public struct ChunkDecoder: Sendable {
     /// Total bytes fed so far (for Acknowledgement).
     public private(set) var bytesReceived: UInt64 = 0
 
-    public init() {}
+    public init(limits: Limits = .publishing) { self.limits = limits }
 
     /// Appends received bytes (straight from the socket's buffer: no intermediate array).
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) { append(bytes) }
@@ -114,7 +131,7 @@ public struct ChunkDecoder: Sendable {
             state = existing
         } else {
             guard fmt == 0 else { throw ChunkDecoderError(reason: .missingPreviousHeader(chunkStreamID: csid)) }
-            guard states.count < Self.maximumChunkStreams else { throw ChunkDecoderError(reason: .tooManyChunkStreams) }
+            guard states.count < limits.maximumChunkStreams else { throw ChunkDecoderError(reason: .tooManyChunkStreams) }
             state = StreamState()
         }
 
@@ -164,7 +181,7 @@ public struct ChunkDecoder: Sendable {
             if startsMessage { state.timestamp &+= state.delta }
         }
 
-        guard state.length <= Self.maximumMessageSize else {
+        guard state.length <= limits.maximumMessageSize else {
             throw ChunkDecoderError(reason: .messageTooLarge(state.length))
         }
         if startsMessage { state.received = 0 }
@@ -181,8 +198,10 @@ public struct ChunkDecoder: Sendable {
             return (RTMPMessage(chunkStreamID: csid, timestamp: state.timestamp, typeID: state.typeID, messageStreamID: state.messageStreamID, payload: Array(chunk)), p)
         }
         if startsMessage {
+            // Room for what has come, not for what the header claims: a peer announcing an
+            // 8 MiB message and sending one chunk must not cost 8 MiB.
             var fresh: [UInt8] = []
-            fresh.reserveCapacity(state.length)
+            fresh.reserveCapacity(min(state.length, max(chunkSize, 4096) * 4))
             partial[csid] = fresh
         }
         partial[csid, default: []].append(contentsOf: chunk)

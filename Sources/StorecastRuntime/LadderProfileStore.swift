@@ -51,8 +51,8 @@ public struct LadderProfileStore: Sendable {
 
     /// Checks a profile and returns it with its rungs largest first; the message says what to fix.
     public static func validated(name: String, rungs: [RungJSON], preset: String, gopSeconds: Int, lowLatency: Bool) throws -> TranscodeProfile {
-        guard name.range(of: "^[a-z0-9][a-z0-9-]{0,62}$", options: .regularExpression) != nil else {
-            throw Problem.invalid("profile name must be 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
+        guard Slug.isValid(name) else {
+            throw Problem.invalid("profile name must be \(Slug.rule)")
         }
         guard (1...maximumRungs).contains(rungs.count) else { throw Problem.invalid("a profile has 1 to \(maximumRungs) rungs, not \(rungs.count)") }
         guard Set(rungs.map(\.name)).count == rungs.count else { throw Problem.invalid("rung names must be unique") }

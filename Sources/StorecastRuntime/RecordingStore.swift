@@ -29,7 +29,7 @@ public enum RecordingStore {
             RETURNING id
             """, [tenant, stream, node])
         guard let id = rows.int(0, "id") else { return nil }
-        let path = "\(root)/\(tenant)/\(stream)/\(id)"
+        let path = try ContainedPath.join(root, [tenant, stream, String(id)])
         _ = try db.execute("UPDATE recordings SET path = $2 WHERE id = $1", [String(id), path])
         return (id, path)
     }

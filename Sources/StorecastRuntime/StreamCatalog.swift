@@ -12,6 +12,8 @@ public struct StreamRecord: Sendable, Equatable {
     public var liveStreamsOfTenant: Int
     /// The stream's ladder profile, else its tenant's default, else nil (the worker's settings).
     public var profile: TranscodeProfile? = nil
+    /// The tenant's largest source.
+    public var sourceLimits = SourceLimits.defaults
 }
 
 public struct CreatedStream: Sendable, Equatable {
@@ -72,7 +74,7 @@ public struct StreamCatalog: Sendable {
     public func stream(forKey key: String) async throws -> StreamRecord? {
         let rows = try await database.execute(
             """
-            SELECT s.id, s.tenant_id, t.slug AS tenant_slug, s.slug, t.max_concurrent_streams,
+            SELECT s.id, s.tenant_id, t.slug AS tenant_slug, s.slug, t.max_concurrent_streams, t.max_source_short_side, t.max_source_frame_rate,
                    (SELECT count(*) FROM streams l WHERE l.tenant_id = s.tenant_id AND l.status IN ('live', 'reconnecting') AND l.id <> s.id) AS live,
                    p.name AS profile_name, p.rungs::text AS profile_rungs, p.preset AS profile_preset,
                    p.gop_seconds AS profile_gop, p.low_latency AS profile_low_latency
@@ -85,7 +87,17 @@ public struct StreamCatalog: Sendable {
             streamID: rows.int(0, "id") ?? 0, tenantID: rows.int(0, "tenant_id") ?? 0,
             tenantSlug: rows.value(0, "tenant_slug") ?? "", streamSlug: rows.value(0, "slug") ?? "",
             maxConcurrentStreams: Int(rows.int(0, "max_concurrent_streams") ?? 0), liveStreamsOfTenant: Int(rows.int(0, "live") ?? 0),
-            profile: LadderProfileStore.profile(rows, 0))
+            profile: LadderProfileStore.profile(rows, 0),
+            sourceLimits: SourceLimits(maximumShortSide: Int(rows.int(0, "max_source_short_side") ?? 1080),
+                                       maximumFrameRate: rows.value(0, "max_source_frame_rate").flatMap(Double.init) ?? 60))
+    }
+
+    /// Sets the tenant's largest source; false when there is no such tenant.
+    public func setSourceLimits(tenantSlug: String, _ limits: SourceLimits) async throws -> Bool {
+        let rows = try await database.execute(
+            "UPDATE tenants SET max_source_short_side = $2, max_source_frame_rate = $3 WHERE slug = $1",
+            [tenantSlug, String(limits.maximumShortSide), String(limits.maximumFrameRate)])
+        return rows.affected > 0
     }
 
     /// Opens a session row and marks the stream live. Returns the session id.

@@ -50,12 +50,12 @@ public final class TelemetryReporter: Service, Sendable {
         let actor = try ZMQActor<Never>(name: "telemetry", tickInterval: .seconds(1), onError: { error in
             logger.debug("telemetry send failed", metadata: ["error": "\(error)"])
         }) {
-            let socket = try ZMQSocket(context: context, type: .pub)
+            let socket = try ZMQSocket(context: context, type: .pub, maximumMessageSize: WireCodec.maximumControlMessage)
             try socket.setSendHighWaterMark(10)
             // While the collector is down, retry with backoff up to 5 s instead of every 100 ms
             // (libzmq's default, which kept every service's I/O thread busy reconnecting).
             try socket.setReconnectInterval(milliseconds: 100, max: 5_000)
-            try socket.connect(endpoint)
+            try socket.connect(endpoint, server: ClusterKeys.Role.metrics.rawValue)
             return Body(socket: socket) {
                 .telemetry(Telemetry(
                     service: service, node: node, pid: UInt32(ProcessInfo.processInfo.processIdentifier),

@@ -20,7 +20,13 @@ public enum WireCodec {
     /// Largest access unit payload accepted (matches the RTMP message cap).
     public static let maximumPayload = 16 * 1024 * 1024
     public static let maximumTracks = 16
-    public static let maximumExposition = 4 * 1024 * 1024
+    public static let maximumExposition = 1024 * 1024
+    /// ZeroMQ's ZMQ_MAXMSGSIZE per receiving socket, by what it receives (a bigger message drops
+    /// the sender's connection): media (ingest → worker, worker → packager), control (worker →
+    /// ingest: READY and heartbeats) and telemetry (every process → collector).
+    public static let maximumMediaMessage: Int64 = 32 * 1024 * 1024
+    public static let maximumControlMessage: Int64 = 64 * 1024
+    public static let maximumTelemetryMessage: Int64 = Int64(maximumExposition) + 64 * 1024
     public static let maximumStreamsPerWorker = 4096
     public static let maximumThumbnail = 2 * 1024 * 1024
     /// Most messages in one ``WireMessage/batch(_:)``.
@@ -132,7 +138,7 @@ public enum WireCodec {
             switch kind {
             case .streamAnnounce:
                 let streamID = try r.i64(), sessionID = try r.i64()
-                let tenant = try r.string16(), name = try r.string16()
+                let tenant = try slug(&r, "tenant"), name = try slug(&r, "stream")
                 let discontinuity = try r.u8() != 0
                 let count = Int(try r.u8())
                 guard count <= maximumTracks else { throw WireError(reason: .tooLarge("tracks \(count)")) }
@@ -142,7 +148,7 @@ public enum WireCodec {
                     let rawTrackKind = try r.u8()
                     guard let trackKind = TrackKind(rawValue: rawTrackKind) else { throw WireError(reason: .invalidField("track kind \(rawTrackKind)")) }
                     tracks.append(TrackConfig(
-                        trackID: id, kind: trackKind, codec: try r.string16(), name: try r.string16(),
+                        trackID: id, kind: trackKind, codec: try r.string16(), name: try slug(&r, "rendition"),
                         timescale: try r.u32(), width: try r.u16(), height: try r.u16(), bitrate: try r.u32(),
                         sampleRate: try r.u32(), channels: try r.u8(), config: try r.block32(limit: maximumConfig)))
                 }
@@ -181,10 +187,10 @@ public enum WireCodec {
                 let streamID = try r.i64(), endpoint = try r.string16()
                 var profile: TranscodeProfile?
                 if try r.u8() != 0 {
-                    let name = try r.string16(), preset = try r.string16(), gop = try r.u8(), lowLatency = try r.u8() != 0
+                    let name = try slug(&r, "profile"), preset = try r.string16(), gop = try r.u8(), lowLatency = try r.u8() != 0
                     let count = Int(try r.u8())
                     guard count <= maximumTracks else { throw WireError(reason: .tooLarge("rungs \(count)")) }
-                    let rungs = try (0..<count).map { _ in TranscodeProfile.Rung(name: try r.string16(), shortSide: try r.u16(), bitrate: try r.u32()) }
+                    let rungs = try (0..<count).map { _ in TranscodeProfile.Rung(name: try slug(&r, "rung"), shortSide: try r.u16(), bitrate: try r.u32()) }
                     profile = TranscodeProfile(name: name, rungs: rungs, preset: preset, gopSeconds: gop, lowLatency: lowLatency)
                 }
                 var replayUntil: Int64?
@@ -202,6 +208,16 @@ public enum WireCodec {
         } catch is ByteReaderError {
             throw WireError(reason: .truncated)
         }
+    }
+}
+
+extension WireCodec {
+    /// A name that may become part of a path or URL, refused here unless it is a ``Slug``
+    /// (so no receiver ever holds a tenant called `../../tmp`).
+    fileprivate static func slug(_ r: inout ByteReader, _ what: String) throws -> String {
+        let name = try r.string16()
+        guard Slug.isValid(name) else { throw WireError(reason: .invalidField("\(what) name is not a slug (\(Slug.rule))")) }
+        return name
     }
 }
 

@@ -79,11 +79,11 @@ final class TranscoderWorker: ZMQActorBody {
     }
 
     private static func connect(_ context: ZMQContext, _ endpoint: String, _ workerID: String) throws -> ZMQSocket {
-        let socket = try ZMQSocket(context: context, type: .dealer)
+        let socket = try ZMQSocket(context: context, type: .dealer, maximumMessageSize: WireCodec.maximumMediaMessage)
         try socket.setRoutingID(Array(workerID.utf8))
         try socket.setReceiveHighWaterMark(20_000)
         try socket.setReconnectInterval(milliseconds: 1000, max: 32_000)
-        try socket.connect(endpoint)
+        try socket.connect(endpoint, server: "ingest")
         return socket
     }
 
@@ -162,9 +162,9 @@ final class TranscoderWorker: ZMQActorBody {
             if let existing = packagers[endpoint] {
                 socket = existing
             } else {
-                socket = try ZMQSocket(context: context, type: .push)
+                socket = try ZMQSocket(context: context, type: .push, maximumMessageSize: WireCodec.maximumControlMessage)
                 try socket.setSendHighWaterMark(20_000)
-                try socket.connect(endpoint)
+                try socket.connect(endpoint, server: "packager")
                 packagers[endpoint] = socket
             }
             let bytes = WireCodec.encode(message)

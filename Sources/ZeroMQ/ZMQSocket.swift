@@ -2,7 +2,7 @@ private import CZeroMQ
 
 /// The socket kinds Storecast uses (ZeroMQ guide, chapter 2).
 public enum ZMQSocketType: Sendable {
-    case pub, sub, push, pull, router, dealer, pair
+    case pub, sub, push, pull, router, dealer, pair, rep
 
     var raw: Int32 {
         switch self {
@@ -13,6 +13,7 @@ public enum ZMQSocketType: Sendable {
         case .router: ZMQ_ROUTER
         case .dealer: ZMQ_DEALER
         case .pair: ZMQ_PAIR
+        case .rep: ZMQ_REP
         }
     }
 }
@@ -22,22 +23,53 @@ public enum ZMQSocketType: Sendable {
 public final class ZMQSocket {
     let handle: UnsafeMutableRawPointer
     public let type: ZMQSocketType
+    private let security: ZMQSecurity
 
-    public init(context: ZMQContext, type: ZMQSocketType) throws {
-        guard let s = zmq_socket(context.handle, type.raw) else { throw ZMQError.last("zmq_socket") }
+    /// `maximumMessageSize`: a peer's message larger than this (bytes, all frames) closes its
+    /// connection (ZMQ_MAXMSGSIZE); every socket names its own, from what it expects to receive.
+    public convenience init(context: ZMQContext, type: ZMQSocketType, maximumMessageSize: Int64) throws {
+        try self.init(handle: context.handle, type: type, maximumMessageSize: maximumMessageSize, security: context.security)
+    }
+
+    /// A socket of a context whose owner is being built (the context's own ZAP handler).
+    convenience init(contextHandle: UnsafeMutableRawPointer, type: ZMQSocketType, maximumMessageSize: Int64) throws {
+        try self.init(handle: contextHandle, type: type, maximumMessageSize: maximumMessageSize, security: .plaintext)
+    }
+
+    private init(handle contextHandle: UnsafeMutableRawPointer, type: ZMQSocketType, maximumMessageSize: Int64, security: ZMQSecurity) throws {
+        guard let s = zmq_socket(contextHandle, type.raw) else { throw ZMQError.last("zmq_socket") }
         handle = s
         self.type = type
+        self.security = security
         // Never hang on close: unsent media is worthless once the owner has stopped.
         try setInt(ZMQ_LINGER, 0)
+        var limit = maximumMessageSize
+        guard zmq_setsockopt(handle, ZMQ_MAXMSGSIZE, &limit, MemoryLayout<Int64>.size) == 0 else { throw ZMQError.last("setsockopt MAXMSGSIZE") }
     }
 
     deinit { zmq_close(handle) }
 
+    /// Binds; with CURVE the socket is a CURVE server whose clients the context's ZAP handler checks.
     public func bind(_ endpoint: String) throws {
+        if let curve = security.curve {
+            try setInt(ZMQ_CURVE_SERVER, 1)
+            try setString(ZMQ_CURVE_SECRETKEY, curve.keyPair.secretKey)
+            try setString(ZMQ_ZAP_DOMAIN, ZMQSecurity.domain)
+        }
         guard zmq_bind(handle, endpoint) == 0 else { throw ZMQError.last("bind \(endpoint)") }
     }
 
-    public func connect(_ endpoint: String) throws {
+    /// Connects to a socket bound by a node of role `server` ("ingest", "packager", "metrics");
+    /// with CURVE the server must prove it holds that role's key.
+    public func connect(_ endpoint: String, server: String) throws {
+        if let curve = security.curve {
+            guard let serverKey = curve.serverKeys[server] else {
+                throw ZMQError(operation: "connect \(endpoint)", code: EINVAL, message: "no CURVE public key for the \(server) role (is \(server).pub in the keys directory?)")
+            }
+            try setString(ZMQ_CURVE_SERVERKEY, serverKey)
+            try setString(ZMQ_CURVE_PUBLICKEY, curve.keyPair.publicKey)
+            try setString(ZMQ_CURVE_SECRETKEY, curve.keyPair.secretKey)
+        }
         guard zmq_connect(handle, endpoint) == 0 else { throw ZMQError.last("connect \(endpoint)") }
     }
 
@@ -86,6 +118,11 @@ public final class ZMQSocket {
         guard zmq_setsockopt(handle, option, &v, MemoryLayout<Int32>.size) == 0 else {
             throw ZMQError.last("setsockopt \(option)")
         }
+    }
+
+    private func setString(_ option: Int32, _ value: String) throws {
+        let rc = value.withCString { zmq_setsockopt(handle, option, $0, value.utf8.count) }
+        guard rc == 0 else { throw ZMQError.last("setsockopt \(option)") }
     }
 
     private func setBytes(_ option: Int32, _ value: [UInt8]) throws {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConnectionBudget
 import ControlPlane
 import Foundation
 import Hummingbird
@@ -12,24 +13,30 @@ struct APICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "storecast-api", abstract: "Control API: tenants and streams, as JSON over HTTP.")
 
     @Option(help: "PostgreSQL connection string.") var database: String
-    @Option(help: "HTTP address.") var httpHost = "0.0.0.0"
+    @Option(help: "HTTP address (default: this host only; 0.0.0.0 for every interface).") var httpHost = "127.0.0.1"
     @Option(help: "HTTP port.") var httpPort = 8088
-    @Option(help: "Operator bearer token (or STORECAST_ADMIN_TOKEN); without one the API is open, for local use only.") var adminToken: String?
+    @Option(help: "Operator bearer token (or STORECAST_ADMIN_TOKEN); required, at least 24 characters, not a placeholder (`storecast keys` writes one).") var adminToken: String?
     @Option(help: "Public RTMP base URL written into publish URLs.") var rtmpBaseURL = "rtmp://127.0.0.1:1935"
     @Option(help: "Public packager base URL written into playback URLs.") var playbackBaseURL = "http://127.0.0.1:8080"
     @Option(help: "ZeroMQ endpoint of the metrics collector.") var metricsEndpoint = "tcp://127.0.0.1:5603"
+    @Option(help: "Directory of the cluster's CURVE keys (`storecast keys DIR` writes it; default: $STORECAST_ZMQ_KEYS). Every ZeroMQ socket is authenticated with them.") var zmqKeys: String?
+    @Option(help: "Seconds a connection has to send its request headers, and an idle keep-alive connection stays open.") var httpIdleTimeout: Double = 10
+    @Option(help: "Open HTTP connections from one IP address (0: no cap).") var httpMaxConnectionsPerIP = HTTPConnectionLimits().maximumConnectionsPerIP
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
         Observability.bootstrap(service: "api", logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         let logger = Logger(label: "storecast.api")
         let database = PostgresExecutor(conninfo: self.database, name: "api-db")
-        let token = adminToken ?? ProcessInfo.processInfo.environment["STORECAST_ADMIN_TOKEN"]
-        if token == nil { logger.warning("no admin token set: the control API accepts every caller; set --admin-token in production") }
+        let token = try AdminToken.check(adminToken ?? ProcessInfo.processInfo.environment["STORECAST_ADMIN_TOKEN"])
+        var httpLimits = HTTPConnectionLimits()
+        httpLimits.idleTimeout = .milliseconds(Int(max(1, httpIdleTimeout) * 1000))
+        httpLimits.maximumConnectionsPerIP = max(0, httpMaxConnectionsPerIP)
         let app = Application(
             router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL),
+            server: .guardedHTTP1(limits: httpLimits, listener: "api-http", logger: logger),
             configuration: .init(address: .hostname(httpHost, port: httpPort), serverName: "storecast-api"), logger: logger)
-        let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "api", node: NodeIdentity.defaultNodeID(service: "api"), context: try ZMQContext(), logger: logger)
+        let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "api", node: NodeIdentity.defaultNodeID(service: "api"), context: try ClusterKeys.context(option: zmqKeys, role: .api, logger: logger), logger: logger)
         try await ServiceRunner.run([app, telemetry], logger: logger)
         database.shutdown()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import ConnectionBudget
 import Logging
 import Packager
 import PostgresClient
@@ -10,7 +11,7 @@ import ZeroMQ
 struct PackagerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "storecast-packager", abstract: "Packager: CMAF segments and HLS playlists, served over HTTP.")
 
-    @Option(help: "ZeroMQ endpoint transcoders push renditions to (bound here).") var pullEndpoint = "tcp://*:5602"
+    @Option(help: "ZeroMQ endpoint transcoders push renditions to (bound here; tcp://*:5602 for every interface, with --advertise-endpoint).") var pullEndpoint = "tcp://127.0.0.1:5602"
     @Option(help: "ZeroMQ endpoint of the metrics collector.") var metricsEndpoint = "tcp://127.0.0.1:5603"
     @Option(help: "HTTP address.") var httpHost = "0.0.0.0"
     @Option(help: "HTTP port.") var httpPort = 8080
@@ -29,6 +30,10 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "ZeroMQ endpoint transcoders reach this packager at, registered for sharding (default: --pull-endpoint with * as 127.0.0.1).") var advertiseEndpoint: String?
     @Option(help: "Base URL players reach this packager at, registered for sharding (default: http://127.0.0.1:<http-port>).") var publicURL: String?
     @Option(help: "Node name (default: packager-HOST-HTTPPORT, stable across restarts: the packages it continues after one are found by it).") var node: String?
+    @Option(help: "Directory of the cluster's CURVE keys (`storecast keys DIR` writes it; default: $STORECAST_ZMQ_KEYS). Every ZeroMQ socket is authenticated with them.") var zmqKeys: String?
+    @Option(help: "Seconds a connection has to send its request headers, and an idle keep-alive connection stays open.") var httpIdleTimeout: Double = 10
+    @Option(help: "Open HTTP connections from one IP address (0: no cap).") var httpMaxConnectionsPerIP = HTTPConnectionLimits().maximumConnectionsPerIP
+    @Option(parsing: .upToNextOption, help: "IP addresses of proxies in front of this packager (CDN edges, load balancers) whose X-Forwarded-For names the viewer; from anyone else it is ignored.") var trustedProxy: [String] = []
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
@@ -49,9 +54,12 @@ struct PackagerCommand: AsyncParsableCommand {
             }
             hlsJS = Array(data)
         }
-        let context = try ZMQContext()
+        let context = try ClusterKeys.context(option: zmqKeys, role: .packager, logger: logger)
         var configuration = PackagerService.Configuration(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget)
         configuration.chunkTarget = chunkTarget
+        configuration.trustedProxies = Set(trustedProxy)
+        configuration.httpLimits.idleTimeout = .milliseconds(Int(max(1, httpIdleTimeout) * 1000))
+        configuration.httpLimits.maximumConnectionsPerIP = max(0, httpMaxConnectionsPerIP)
         guard let preferred = PlayerPreference(rawValue: player) else {
             throw ValidationError("--player is \(PlayerPreference.allCases.map(\.rawValue).joined(separator: " or ")), not \(player).")
         }

@@ -23,13 +23,14 @@ struct TranscoderCommand: AsyncParsableCommand {
     @Option(help: "What each rung scales from: source (default; sharper small rungs) or rung (the nearest larger one).") var scaleFrom = "source"
     @Flag(help: "Also pass the publisher's H.264 through as a 'source' rendition.") var sourceRung = false
     @Option(help: "JPEG shown while a publisher sends no video (default: the last frame, dimmed).") var slateImage: String?
+    @Option(help: "Directory of the cluster's CURVE keys (`storecast keys DIR` writes it; default: $STORECAST_ZMQ_KEYS). Every ZeroMQ socket is authenticated with them.") var zmqKeys: String?
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
         Observability.bootstrap(service: "transcoder", logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         let logger = Logger(label: "storecast.transcoder")
         let workerID = node ?? NodeIdentity.defaultNodeID(service: "transcoder")
-        let context = try ZMQContext()
+        let context = try ClusterKeys.context(option: zmqKeys, role: .transcoder, logger: logger)
         var slate: [UInt8]?
         if let slateImage {
             guard let data = FileManager.default.contents(atPath: slateImage) else {

@@ -36,6 +36,15 @@ struct Dev: AsyncParsableCommand {
         let key = try await demoKey(catalog)
         executor.shutdown()
 
+        // The same authenticated path as production: CURVE keys and an admin token of its own,
+        // made once under the run directory (the keys' storecast.env holds the token).
+        let keys = runURL.appendingPathComponent("keys").path
+        if !FileManager.default.fileExists(atPath: "\(keys)/\(ClusterKeys.allowListFile)") {
+            say("making CURVE keys and an admin token in \(keys)")
+            try ClusterKeys.generate(into: keys)
+        }
+        let adminToken = try AdminToken.check(String(contentsOfFile: "\(keys)/\(ClusterKeys.envFile)", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("STORECAST_ADMIN_TOKEN=") }?.dropFirst("STORECAST_ADMIN_TOKEN=".count).description)
         let bin = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let work = "tcp://127.0.0.1:\(zmqBasePort)", renditions = "tcp://127.0.0.1:\(zmqBasePort + 1)", telemetry = "tcp://127.0.0.1:\(zmqBasePort + 2)"
         var transcoderArgs = ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", preset, "--fast-start", "\(fastStart)", "--slots", "\(slots)"]
@@ -54,12 +63,13 @@ struct Dev: AsyncParsableCommand {
             ("storecast-transcoder", transcoderArgs),
             ("storecast-api", ["--database", postgres.conninfo, "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,
                                "--rtmp-base-url", "rtmp://\(publicHost):\(rtmpPort)", "--playback-base-url", "http://\(publicHost):\(httpPort)"]),
-        ]
+        ].map { ($0.0, $0.1 + ["--zmq-keys", keys]) }
         var children: [Process] = []
         for (name, args) in services {
             let p = Process()
             p.executableURL = bin.appendingPathComponent(name)
             p.arguments = args
+            if name == "storecast-api" { p.environment = ProcessInfo.processInfo.environment.merging(["STORECAST_ADMIN_TOKEN": adminToken]) { $1 } }
             try p.run()
             children.append(p)
         }
@@ -70,8 +80,10 @@ struct Dev: AsyncParsableCommand {
           RTMP URL: rtmp://\(publicHost):\(rtmpPort)/live/\(key)
           Player:   http://\(publicHost):\(httpPort)/play/demo/demo-show
           Playlist: http://\(publicHost):\(httpPort)/live/demo/demo-show/master.m3u8
-          API:      http://\(publicHost):\(apiPort)/v1/streams
-          Metrics:  http://\(publicHost):\(metricsPort)/metrics
+          API:      http://127.0.0.1:\(apiPort)/v1/streams   (this host only)
+          Token:    curl -H 'Authorization: Bearer \(adminToken)' http://127.0.0.1:\(apiPort)/v1/streams
+          Metrics:  http://127.0.0.1:\(metricsPort)/metrics   (this host only)
+          Keys:     \(keys)  (CURVE keys of every ZeroMQ socket; storecast.env holds the token)
           Database: \(postgres.url)
 
           Ctrl-C stops everything.

@@ -8,7 +8,7 @@ struct StorecastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storecast",
         abstract: "Operate Storecast: migrate the database, manage tenants and streams, run the local stack.",
-        subcommands: [Migrate.self, Tenant.self, Stream.self, Dev.self, DevDatabase.self, BenchLadder.self])
+        subcommands: [Migrate.self, Tenant.self, Stream.self, Keys.self, Dev.self, DevDatabase.self, BenchLadder.self, BenchCurve.self])
 }
 
 struct DatabaseOption: ParsableArguments {

@@ -25,7 +25,7 @@ import ZeroMQ
         let loop: any EventLoop
         var readableSockets: [ZMQSocket] { [socket] }
         init(context: ZMQContext, log: Log, loop: any EventLoop) throws {
-            let router = try ZMQSocket(context: context, type: .router)
+            let router = try ZMQSocket(context: context, type: .router, maximumMessageSize: 1 << 20)
             try router.bind("tcp://127.0.0.1:*")
             let endpoint = router.lastEndpoint
             log.endpoint.withLock { $0 = endpoint }
@@ -68,9 +68,9 @@ import ZeroMQ
         let box: PeerBox
         var readableSockets: [ZMQSocket] { [socket] }
         init(context: ZMQContext, endpoint: String, box: PeerBox) throws {
-            socket = try ZMQSocket(context: context, type: .dealer)
+            socket = try ZMQSocket(context: context, type: .dealer, maximumMessageSize: 1 << 20)
             try socket.setRoutingID(Array("peer".utf8))
-            try socket.connect(endpoint)
+            try socket.connect(endpoint, server: "test")
             self.box = box
         }
         func socketReadable(_ socket: ZMQSocket) throws {
@@ -87,7 +87,7 @@ import ZeroMQ
     }
 
     @Test func theRouterLivesOnTheLoopAndTalksBothWays() async throws {
-        let context = try ZMQContext()
+        let context = try ZMQContext(security: .plaintext)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let log = Log()
@@ -133,12 +133,12 @@ import ZeroMQ
     }
 
     @Test func aBindErrorIsThrownFromInit() async throws {
-        let context = try ZMQContext()
+        let context = try ZMQContext(security: .plaintext)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         await #expect(throws: ZMQError.self) {
             _ = try await EventLoopZMQActor<Router>(on: loop, onError: { _ in }) {
-                let s = try ZMQSocket(context: context, type: .router)
+                let s = try ZMQSocket(context: context, type: .router, maximumMessageSize: 1 << 20)
                 try s.bind("tcp://256.0.0.1:1")
                 throw CancellationError()  // not a ZMQError: fails the expectation if the bind worked
             }

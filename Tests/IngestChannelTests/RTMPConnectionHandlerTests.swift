@@ -128,6 +128,24 @@ final class PacingRecorder: ChannelOutboundHandler, Sendable {
         #expect(whole == random)
     }
 
+    /// Issue 23: before asking to publish, a connection has a byte budget (64 KiB by default):
+    /// past it, it is closed, however well-formed its messages (acknowledgements here).
+    @Test func bytesBeforePublishAreBudgeted() async throws {
+        let handshake = Array(try Self.transcript().prefix(3073))
+        let acknowledgement: [UInt8] = [0x02, 0, 0, 0, 0, 0, 4, 0x03, 0, 0, 0, 0, 0, 0, 0x10, 0]
+        for (count, closes) in [(100, false), (5_000, true)] {
+            let sink = RecordingSink(accept: true)
+            let channel = NIOAsyncTestingChannel()
+            try await channel.pipeline.addHandler(RTMPConnectionHandler(gate: sink, logger: Logger(label: "test")))
+            try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 1935)).get()
+            try await channel.writeInbound(ByteBuffer(bytes: handshake))
+            for _ in 0..<count where channel.isActive { try await channel.writeInbound(ByteBuffer(bytes: acknowledgement)) }
+            await channel.testingEventLoop.run()
+            #expect(channel.isActive == !closes, "\(count) acknowledgements (\(count * acknowledgement.count) bytes) before publish")
+            if channel.isActive { _ = try? await channel.finish() }
+        }
+    }
+
     @Test func refusedPublishGetsBadNameAndTheConnectionCloses() async throws {
         let o = try await Self.run(try Self.transcript(), feeding: .whole, accept: false)
         #expect(o.statusCodes == ["NetConnection.Connect.Success", "NetStream.Publish.BadName"])

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import StorecastRuntime
 import StorecastWire
 import Synchronization
 import ZeroMQ
@@ -21,7 +23,7 @@ final class IngestHarness: @unchecked Sendable {
             "--database", stack.database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(stack.rtmpPort)",
             "--work-endpoint", work, "--packager-endpoint", "tcp://127.0.0.1:1",
             "--metrics-endpoint", "tcp://127.0.0.1:\(try TestEnvironment.freePort())",
-            "--reconnect-window", "\(reconnectWindow)", "--takeover-idle", "\(takeoverIdle)",
+            "--reconnect-window", "\(reconnectWindow)", "--takeover-idle", "\(takeoverIdle)", "--zmq-keys", TestEnvironment.zmqKeys,
         ], logDirectory: stack.logDirectory)
         worker = try RecordingWorker(endpoint: work)
         let joined = await StorecastStack.eventually(timeout: .seconds(15)) { self.ingest.log.contains("transcoder worker joined") }
@@ -80,13 +82,13 @@ final class RecordingWorker: Sendable {
     private let actor: ZMQActor<Never>
 
     init(endpoint: String) throws {
-        let context = try ZMQContext()
+        let context = try ZMQContext(security: try ClusterKeys.security(directory: TestEnvironment.zmqKeys, role: .transcoder, logger: Logger(label: "test-worker")))
         let log = self.log
         self.context = context
         actor = try ZMQActor<Never>(name: "test-worker", tickInterval: .seconds(1), onError: { _ in }) {
-            let s = try ZMQSocket(context: context, type: .dealer)
+            let s = try ZMQSocket(context: context, type: .dealer, maximumMessageSize: WireCodec.maximumMediaMessage)
             try s.setRoutingID(Array("test-worker".utf8))
-            try s.connect(endpoint)
+            try s.connect(endpoint, server: "ingest")
             return try Body(socket: s, log: log)
         }
     }

@@ -32,6 +32,9 @@ import Testing
             return vip == 200 && open == 200
         }
         #expect(ready, "both streams play:\n\(stack.logs())")
+        // The origin's index names public shows only (issue 23: it listed private ones).
+        let index = await TestEnvironment.httpText("\(stack.playbackBase)/")
+        #expect(index.contains("shop/open") && !index.contains("shop/vip"), "\(index)")
 
         // With the token: every URI the playlists hand out carries it, and each of them plays.
         let master = String(decoding: try #require(await TestEnvironment.httpGet("\(base)/master.m3u8?token=\(token)")).body, as: UTF8.self)
@@ -90,6 +93,29 @@ import Testing
         let egress = exposition.split(separator: "\n").first { $0.hasPrefix("storecast_packager_egress_bytes_total{") && $0.contains("stream=\"shop/vip\"") }
         #expect(fetched > 10_000 && (egress?.split(separator: " ").last.flatMap { Double($0) } ?? 0) >= Double(fetched),
                 "egress bytes of shop/vip count the \(fetched) media bytes fetched: \(String(describing: egress))")
+
+        // Rotating the tenant's secret (issue 23): with a grace period the old token plays on
+        // beside new ones; after a rotation without grace, tokens of the secret before stop
+        // (within the packagers' 10 s access cache).
+        let tenantAPI = "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop"
+        #expect(await TestEnvironment.http("POST", "\(tenantAPI)/playback-secret/rotate", json: #"{"graceSeconds": -1}"#)?.status == 400)
+        #expect(await TestEnvironment.http("POST", "http://127.0.0.1:\(stack.apiPort)/v1/tenants/nobody/playback-secret/rotate", json: "{}")?.status == 404)
+        #expect(await TestEnvironment.http("POST", "\(tenantAPI)/playback-secret/rotate", json: #"{"graceSeconds": 600}"#)?.status == 200)
+        @Sendable func mint() async throws -> String {
+            let r = try #require(await TestEnvironment.http("POST", "\(api)/vip/playback-tokens", json: #"{"ttlSeconds": 600}"#))
+            return try #require((try JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any])?["token"] as? String)
+        }
+        let second = try await mint()
+        #expect(second != token)
+        try await Task.sleep(for: .milliseconds(1200))  // a fresh secret is read again at most once a second
+        #expect(await TestEnvironment.httpGet("\(base)/master.m3u8?token=\(second)")?.status == 200, "a token of the new secret plays")
+        #expect(await TestEnvironment.httpGet("\(base)/master.m3u8?token=\(token)")?.status == 200, "the old token plays during the grace period")
+        #expect(await TestEnvironment.http("POST", "\(tenantAPI)/playback-secret/rotate", json: #"{"graceSeconds": 0}"#)?.status == 200)
+        let third = try await mint()
+        try await Task.sleep(for: .seconds(11))
+        #expect(await TestEnvironment.httpGet("\(base)/master.m3u8?token=\(second)")?.status == 403, "a rotation without grace stops the previous secret's tokens")
+        #expect(await TestEnvironment.httpGet("\(base)/master.m3u8?token=\(token)")?.status == 403)
+        #expect(await TestEnvironment.httpGet("\(base)/master.m3u8?token=\(third)")?.status == 200)
         _ = await stack.stop()
     }
 }

@@ -14,6 +14,9 @@ final class StorecastStack: @unchecked Sendable {
     private var commands: [String: (binary: String, arguments: [String])] = [:]
     /// HTTP ports of extra packagers by node name (the first packager uses `httpPort`).
     private(set) var extraPackagerPorts: [String: Int] = [:]
+    /// The ZeroMQ endpoints the services bind (ingest's work ROUTER, the packager's PULL, the
+    /// collector's SUB): where a hostile peer on the network would connect.
+    private(set) var zmqEndpoints: (work: String, renditions: String, telemetry: String) = ("", "", "")
 
     var playbackBase: String { "http://127.0.0.1:\(httpPort)" }
     func rtmpURL(key: String) -> String { "rtmp://127.0.0.1:\(rtmpPort)/live/\(key)" }
@@ -49,14 +52,15 @@ final class StorecastStack: @unchecked Sendable {
     /// Starts the services. `workers` names the transcoder workers (one process each, the name is
     /// also its node id); `workerArguments` and `packagerArguments` are added to their command lines.
     /// `extraPackagers` names more packager nodes (sharding); each gets its own ports.
-    func start(workers: [String] = ["storecast-transcoder"], workerArguments: [String] = [], packagerArguments: [String] = [], extraPackagers: [String] = []) throws {
+    func start(workers: [String] = ["storecast-transcoder"], workerArguments: [String] = [], packagerArguments: [String] = [], extraPackagers: [String] = [], ingestArguments: [String] = []) throws {
         let work = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let renditions = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let telemetry = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
+        zmqEndpoints = (work, renditions, telemetry)
         var plan: [(name: String, binary: String, arguments: [String])] = [
             ("storecast-metrics", "storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(metricsPort)"]),
             ("storecast-packager", "storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--database", database, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)", "--node", "packager-main"] + packagerArguments),
-            ("storecast-ingest", "storecast-ingest", ["--database", database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
+            ("storecast-ingest", "storecast-ingest", ["--database", database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry] + ingestArguments),
         ]
         for name in extraPackagers {
             let (port, pull) = (try TestEnvironment.freePort(), try TestEnvironment.freePort())
@@ -68,7 +72,8 @@ final class StorecastStack: @unchecked Sendable {
             plan.append((worker, "storecast-transcoder", ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", "ultrafast", "--node", worker] + workerArguments))
         }
         plan.append(("storecast-api", "storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,
-                                                     "--playback-base-url", playbackBase]))
+                                                     "--playback-base-url", playbackBase, "--admin-token", TestEnvironment.adminToken]))
+        for i in plan.indices { plan[i].arguments += ["--zmq-keys", TestEnvironment.zmqKeys] }
         for service in plan {
             commands[service.name] = (service.binary, service.arguments)
             services.append(try ServiceProcess(name: service.name, executable: try TestEnvironment.binary(service.binary), arguments: service.arguments, logDirectory: logDirectory))

@@ -96,6 +96,16 @@ enum TestEnvironment {
         throw Failure(description: "\(tool) not found on PATH; install it (deploy/local/test.sh installs ffmpeg and GStreamer)")
     }
 
+    /// The control API's token in every stack of the tests (the API has no open mode).
+    static let adminToken = "storecast-tests-admin-token-\(UUID().uuidString.prefix(8))"
+
+    /// One set of CURVE keys for every stack of this test run (`storecast keys` would write the same files).
+    static let zmqKeys: String = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("storecast-keys-\(UUID().uuidString.prefix(8))").path
+        try! ClusterKeys.generate(into: dir)
+        return dir
+    }()
+
     static func httpGet(_ url: String) async -> (status: Int, body: [UInt8])? {
         await http("GET", url)
     }
@@ -191,10 +201,12 @@ enum TestEnvironment {
     }
 
     /// One HTTP request; `json` becomes the body with `Content-Type: application/json`.
-    static func http(_ method: String, _ url: String, json: String? = nil) async -> (status: Int, body: [UInt8])? {
+    /// `token`: sent as `Authorization: Bearer` to the control API's /v1 paths (default: the stacks' token).
+    static func http(_ method: String, _ url: String, json: String? = nil, token: String? = TestEnvironment.adminToken) async -> (status: Int, body: [UInt8])? {
         guard let u = URL(string: url) else { return nil }
         var request = URLRequest(url: u)
         request.httpMethod = method
+        if let token, u.path.hasPrefix("/v1/") { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         request.timeoutInterval = 5
         if let json {
             request.httpBody = Data(json.utf8)

@@ -36,17 +36,17 @@ import ZeroMQ
     }
 
     @Test func pushToPullDeliversEveryMessageInOrder() async throws {
-        let context = try ZMQContext()
+        let context = try ZMQContext(security: .plaintext)
         let port = try TestEnvironment.freePort()
         let received = Received()
         let sink = try ZMQActor<Never>(name: "sink", onError: { _ in }) {
-            let s = try ZMQSocket(context: context, type: .pull)
+            let s = try ZMQSocket(context: context, type: .pull, maximumMessageSize: 1 << 20)
             try s.bind("tcp://127.0.0.1:\(port)")
             return Sink(socket: s, received: received)
         }
         let source = try ZMQActor<WireMessage>(name: "source", onError: { _ in }) {
-            let s = try ZMQSocket(context: context, type: .push)
-            try s.connect("tcp://127.0.0.1:\(port)")
+            let s = try ZMQSocket(context: context, type: .push, maximumMessageSize: 1 << 20)
+            try s.connect("tcp://127.0.0.1:\(port)", server: "test")
             return Source(socket: s)
         }
         let sent = (0..<500).map { WireMessage.accessUnit(AccessUnit(streamID: 1, trackID: 1, flags: 0, sequence: UInt64($0), dts: Int64($0), compositionOffset: 0, data: [UInt8($0 & 0xFF)])) }
@@ -61,17 +61,17 @@ import ZeroMQ
     }
 
     @Test func bindingATakenPortFailsAtStartWithTheEndpoint() throws {
-        let context = try ZMQContext()
+        let context = try ZMQContext(security: .plaintext)
         let port = try TestEnvironment.freePort()
         let first = try ZMQActor<Never>(name: "a", onError: { _ in }) {
-            let s = try ZMQSocket(context: context, type: .pull)
+            let s = try ZMQSocket(context: context, type: .pull, maximumMessageSize: 1 << 20)
             try s.bind("tcp://127.0.0.1:\(port)")
             return Sink(socket: s, received: Received())
         }
         defer { first.stop() }
         do {
             _ = try ZMQActor<Never>(name: "b", onError: { _ in }) {
-                let s = try ZMQSocket(context: context, type: .pull)
+                let s = try ZMQSocket(context: context, type: .pull, maximumMessageSize: 1 << 20)
                 try s.bind("tcp://127.0.0.1:\(port)")
                 return Sink(socket: s, received: Received())
             }

@@ -78,6 +78,13 @@ import Testing
                  events: [.unit(1, keyframe: true), .unit(1, keyframe: false), ready("a", 1)], from: 0,
                  expected: [.workerJoined(worker: "a", capacity: 2), .lease(stream: 1, worker: "a", replacing: .workerUnreachable, replay: false)],
                  holders: [1: "a"]),
+        // Issue 23: a peer claiming 65535 slots was leased every new stream. It is believed
+        // WorkerRegistry.defaultMaximumCapacity (8); the ninth stream waits for a real worker.
+        Scenario(name: "a worker's claimed capacity is capped",
+                 events: [ready("rogue", 0, capacity: 65535)] + (1...9).map { .unit(Int64($0), keyframe: true) }, from: 0,
+                 expected: [.workerJoined(worker: "rogue", capacity: 8, claimed: 65535)]
+                     + (1...8).map { .lease(stream: Int64($0), worker: "rogue", replacing: .workerUnreachable, replay: false) },
+                 holders: [8: "rogue", 9: nil]),
         Scenario(name: "the stream ends: its worker is told",
                  events: joined + [.unit(1, keyframe: true), .ended(1)], from: 3, expected: [.end(stream: 1, worker: "a")], holders: [1: nil]),
     ]

@@ -227,7 +227,7 @@ import Testing
     }
 
     @Test func sessionsPreferThePlayersOwnID() {
-        #expect(ViewerAccounting.session(playbackSessionID: "F00D", address: "10.0.0.1", userAgent: "AppleCoreMedia") == "id:F00D")
+        #expect(ViewerAccounting.session(playbackSessionID: "F00D", address: "10.0.0.1", userAgent: "AppleCoreMedia") == "id:10.0.0.1|F00D")
         #expect(ViewerAccounting.session(playbackSessionID: nil, address: "10.0.0.1", userAgent: "hls.js") != ViewerAccounting.session(playbackSessionID: nil, address: "10.0.0.2", userAgent: "hls.js"))
         #expect(ViewerAccounting.session(playbackSessionID: "", address: "10.0.0.1", userAgent: "x") == "ua:10.0.0.1|x")
     }
@@ -403,4 +403,29 @@ import Testing
         #EXT-X-RENDITION-REPORT:URI="../480p/index.m3u8",LAST-MSN=6,LAST-PART=3
 
         """
+}
+
+/// Forwarded headers are believed only from configured proxies (issue 23).
+@Suite struct ClientAddressTests {
+    static let cdn: Set<String> = ["10.0.0.5", "10.0.0.6"]
+    static let cases: [(peer: String?, forwarded: String?, expected: String?)] = [
+        ("203.0.113.9", "1.2.3.4", "203.0.113.9"),            // not a proxy: its header is ignored
+        ("10.0.0.5", "198.51.100.7", "198.51.100.7"),          // the CDN names the viewer
+        ("10.0.0.5", "1.2.3.4, 198.51.100.7", "198.51.100.7"), // a forged first hop is not believed
+        ("10.0.0.5", "198.51.100.7, 10.0.0.6", "198.51.100.7"),// through two proxies
+        ("10.0.0.5", nil, "10.0.0.5"),
+        ("10.0.0.5", "10.0.0.6", "10.0.0.6"),                  // only proxies listed: the first
+        (nil, "1.2.3.4", nil),
+    ]
+
+    @Test(arguments: cases.indices) func resolves(_ i: Int) {
+        let c = Self.cases[i]
+        #expect(ClientAddress.resolve(peer: c.peer, forwardedFor: c.forwarded, trustedProxies: Self.cdn) == c.expected)
+    }
+
+    @Test func viewerWindowIsBounded() {
+        var window = ViewerWindow()
+        for i in 0..<(ViewerWindow.maximumSessions + 10) { window.saw("s\(i)", at: 0) }
+        #expect(window.count(now: 0, window: 30) == ViewerWindow.maximumSessions)
+    }
 }

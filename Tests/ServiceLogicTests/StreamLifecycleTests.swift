@@ -51,3 +51,30 @@ import Testing
         #expect(actions.map(\.1) == c.expected.map(\.1), "\(c.name): \(actions)")
     }
 }
+
+/// Whose media a package takes (issue 23: a foreign stream id announcing a live show's name was
+/// merged into it, and its idle end put ENDLIST on the real show).
+@Suite struct StreamClaimTests {
+    enum Step { case start(Int64, String), end(Int64) }
+
+    static let cases: [(name: String, before: [Step], streamID: Int64, key: String, expected: StreamLifecycle.Claim)] = [
+        ("a new stream on a free key", [], 1, "acme/show", .accept),
+        ("the live stream's own repeat", [.start(1, "acme/show")], 1, "acme/show", .accept),
+        ("another id on a live key: refused", [.start(1, "acme/show")], 99, "acme/show", .refuse(reason: "acme/show is live here as stream 1")),
+        ("a live id under another key: refused", [.start(1, "acme/show")], 1, "acme/other", .refuse(reason: "stream 1 is live here as acme/show")),
+        ("another id once the show ended (made again under that name)", [.start(1, "acme/show"), .end(1)], 2, "acme/show", .accept),
+        ("other keys are not disturbed", [.start(1, "acme/show")], 2, "acme/sale", .accept),
+    ]
+
+    @Test(arguments: cases.indices) func claims(_ i: Int) {
+        let c = Self.cases[i]
+        var lifecycle = StreamLifecycle(endedRetention: .seconds(120))
+        for step in c.before {
+            switch step {
+            case .start(let id, let key): lifecycle.started(id, key: key)
+            case .end(let id): lifecycle.ended(id, at: .now)
+            }
+        }
+        #expect(lifecycle.claim(streamID: c.streamID, key: c.key) == c.expected, "\(c.name)")
+    }
+}

@@ -1,0 +1,56 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// The one HTTP/1.1 server setup of every Storecast HTTP listener (packager, API, metrics):
+/// Hummingbird's HTTP1 channel with a deadline and size budget on each connection, and a
+/// per-IP connection cap in front of it.
+///
+/// - Headers must arrive, and an idle keep-alive connection closes, within `idleTimeout`
+///   (Hummingbird's idle timer only restarts on a fully decoded request part or a finished
+///   response, so a slowloris trickling header bytes is closed too; a response being produced,
+///   such as an LL-HLS blocking reload, is never cut). nginx: `client_header_timeout` 60 s,
+///   `keepalive_timeout` 75 s; ours is 10 s for both.
+/// - Request headers: at most `maximumHeaderBytes` in all and 100 fields (nginx:
+///   `large_client_header_buffers 4 8k`); a bigger request gets 400 and the connection closes.
+public struct HTTPConnectionLimits: Sendable {
+    public var idleTimeout: Duration = .seconds(10)
+    public var maximumHeaderBytes = 16 * 1024
+    public var maximumHeaderFields = 100
+    /// Open connections from one IP address (0: no cap). A CDN pulls from the origin through
+    /// few addresses: raise it, or put the CDN's addresses behind `--trusted-proxy`, there.
+    public var maximumConnectionsPerIP = 256
+
+    public init() {}
+}
+
+extension HTTPServerBuilder {
+    /// HTTP/1.1 with ``HTTPConnectionLimits``; `listener` names the cap in logs and metrics.
+    public static func guardedHTTP1(limits: HTTPConnectionLimits, listener: String, logger: Logger) -> HTTPServerBuilder {
+        let cap = PerIPConnectionCap(maximumPerIP: limits.maximumConnectionsPerIP, listener: listener, logger: logger)
+        let seconds = limits.idleTimeout.components
+        let idle = TimeAmount.nanoseconds(seconds.seconds * 1_000_000_000 + seconds.attoseconds / 1_000_000_000)
+        let configuration = HTTP1Channel.Configuration(
+            idleTimeout: idle,
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maximumHeaderBytes, maxHeaderListSize: limits.maximumHeaderBytes, maxHeaderFieldCount: limits.maximumHeaderFields))
+        return .init { responder in
+            GuardedHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: configuration), cap: cap)
+        }
+    }
+}
+
+/// Hummingbird's HTTP1 channel with the per-IP cap as the connection's first handler.
+struct GuardedHTTP1Channel: HTTPChannelHandler {
+    typealias Value = HTTP1Channel.Value
+    let base: HTTP1Channel
+    let cap: PerIPConnectionCap
+    var responder: HTTPChannelHandler.Responder { base.responder }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(cap.makeHandler())
+        }.flatMap { base.setup(channel: channel, logger: logger) }
+    }
+
+    func handle(value: Value, logger: Logger) async { await base.handle(value: value, logger: logger) }
+}

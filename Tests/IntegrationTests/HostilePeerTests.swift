@@ -1,0 +1,184 @@
+import Foundation
+import StorecastRuntime
+import StorecastWire
+import Testing
+
+/// Issue 23's attacks, each on real sockets against the real executables: what was reproduced
+/// on main must be refused, logged, and must not disturb anything else.
+@Suite(.serialized) struct HostilePeerTests {
+    static func announce(streamID: Int64, tenant: String, stream: String) -> [UInt8] {
+        WireCodec.encode(.batch([
+            .streamAnnounce(StreamAnnounce(streamID: streamID, sessionID: 1, tenant: tenant, streamName: stream, discontinuity: false, tracks: [
+                TrackConfig(trackID: 2, kind: .audio, codec: "aac", name: "audio", timescale: 1000, sampleRate: 44100, channels: 1, config: [0x12, 0x08])])),
+        ] + (0..<50).map { i in .accessUnit(AccessUnit(streamID: streamID, trackID: 2, flags: 1, sequence: UInt64(i), dts: Int64(i) * 23, compositionOffset: 0, data: [0x21, 0x10, 0x04])) }))
+    }
+
+    static func ready(_ worker: String, capacity: UInt16) -> [UInt8] {
+        WireCodec.encode(.workerReady(WorkerStatus(workerID: worker, capacity: capacity, streams: [])))
+    }
+
+    static func telemetry(service: String, node: String, exposition: String = "") -> [[UInt8]] {
+        [WireTopic.telemetry, WireCodec.encode(.telemetry(Telemetry(service: service, node: node, pid: 1, uptimeSeconds: 1, exposition: exposition)))]
+    }
+
+    /// No key, or a key the cluster never allowed: the packager takes no media, ingest leases
+    /// nothing, the collector reports nothing; each refusal with a key is logged.
+    @Test func zeroMQRefusesPeersWithoutAnAllowedKey() async throws {
+        let stack = try StorecastStack()
+        _ = try await stack.provisionStream(tenant: "shop", stream: "live")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let (work, renditions, telemetry) = stack.zmqEndpoints
+        for credentials in [HostilePeer.Credentials.none, .stranger] {
+            async let media: Void = HostilePeer.send([[Self.announce(streamID: 4242, tenant: "shop", stream: "ghost")]], type: .push, to: renditions, server: "packager", as: credentials, for: 3)
+            async let worker: Void = HostilePeer.send([[Self.ready("rogue", capacity: 65535)]], type: .dealer, to: work, server: "ingest", as: credentials, for: 3)
+            async let metrics: Void = HostilePeer.send([Self.telemetry(service: "forged", node: "n1")], type: .pub, to: telemetry, server: "metrics", as: credentials, for: 3)
+            _ = try await (media, worker, metrics)
+        }
+        #expect(await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/ghost/master.m3u8")?.status == 404, "a peer without a key was packaged")
+        let ingestLog = stack.service("storecast-ingest")?.log ?? ""
+        #expect(ingestLog.components(separatedBy: "transcoder worker joined").count - 1 == 1, "only the real worker joined:\n\(ingestLog.suffix(3000))")
+        let scrape = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
+        #expect(!scrape.contains("service=\"forged\""), "forged telemetry reported")
+        for name in ["storecast-packager", "storecast-ingest", "storecast-metrics"] {
+            let log = stack.service(name)?.log ?? ""
+            #expect(log.contains("ZeroMQ peer refused") && log.contains("is not in the allow-list"), "\(name) logs the stranger's refusal:\n\(log.suffix(2000))")
+        }
+        #expect(scrape.contains("storecast_zmq_peers_refused_total"), "refusals are counted")
+        _ = await stack.stop()
+    }
+
+    /// A stolen allowed key (a compromised node) still cannot write outside the data root,
+    /// hijack another show, take every stream, or forge another process's metrics.
+    @Test func anAllowedPeerIsStillUntrusted() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "live")
+        let dvr = stack.logDirectory.appendingPathComponent("dvr").path
+        try stack.start(packagerArguments: ["--dvr-window", "60", "--dvr-dir", dvr])
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
+        defer { publisher.stop(grace: 1) }
+        let master = "\(stack.playbackBase)/live/shop/live/master.m3u8"
+        #expect(await StorecastStack.eventually(timeout: .seconds(20)) { await TestEnvironment.httpGet(master)?.status == 200 }, "the real show plays:\n\(stack.logs())")
+        let (work, renditions, telemetry) = stack.zmqEndpoints
+
+        // 1. Names that would be paths: refused where decoded; nothing written outside the DVR root.
+        let escape = "storecast-escape-\(UUID().uuidString.prefix(8))"
+        try await HostilePeer.send([[Self.announce(streamID: 77, tenant: "../../../../../../../../tmp/\(escape)", stream: "x")]], type: .push, to: renditions, server: "packager", as: .role(.transcoder), for: 2)
+        // 2. Another stream id under the live show's name: refused, not merged.
+        try await HostilePeer.send([[Self.announce(streamID: 987_654, tenant: "shop", stream: "live")]], type: .push, to: renditions, server: "packager", as: .role(.transcoder), for: 2)
+        // 3. A worker claiming 65535 slots: believed 8 at most.
+        try await HostilePeer.send([[Self.ready("rogue", capacity: 65535)]], type: .dealer, to: work, server: "ingest", as: .role(.transcoder), for: 2)
+        // 4. Labels that would forge another process's samples.
+        try await HostilePeer.send([Self.telemetry(service: "evil\"} 1\nstorecast_up{service=\"ingest\",node=\"forged", node: "n", exposition: "storecast_up{service=\"ingest\",node=\"forged2\"} 1\nok_total 1")],
+                                   type: .pub, to: telemetry, server: "metrics", as: .role(.api), for: 3)
+
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/\(escape)"), "a name from the wire became a path outside the DVR root")
+        let packagerLog = stack.service("storecast-packager")?.log ?? ""
+        #expect(packagerLog.contains("tenant name is not a slug"), "the ../ name is refused at decode:\n\(packagerLog.suffix(3000))")
+        #expect(packagerLog.contains("announce refused") && packagerLog.contains("shop/live is live here as stream"), "the hijack is refused:\n\(packagerLog.suffix(3000))")
+        let ingestLog = stack.service("storecast-ingest")?.log ?? ""
+        #expect(ingestLog.contains("capped") && ingestLog.contains("claimed=65535"), "the claimed capacity is capped:\n\(ingestLog.suffix(3000))")
+        let scrape = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
+        let lines = scrape.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("storecast_up{service=\"ingest\",node=\"forged") }, "a forged sample got through:\n\(scrape.prefix(3000))")
+        #expect(scrape.contains(#"service="evil\"} 1\nstorecast_up{service=\"ingest\",node=\"forged""#), "the label value is escaped")
+        #expect(scrape.contains("ok_total{service=\"evil"), "the peer's own samples are kept")
+
+        // The real show was not disturbed: every rendition still advances, no ENDLIST.
+        let before = await TestEnvironment.httpText(master)
+        let variants = EndToEndTests.variants(before)
+        #expect(!variants.isEmpty, "\(before)")
+        var sequences: [String: Int] = [:]
+        for v in variants { sequences[v.uri] = Self.lastSequence(await TestEnvironment.httpText("\(stack.playbackBase)/live/shop/live/\(v.uri)")) }
+        try await Task.sleep(for: .seconds(5))
+        for v in variants {
+            let text = await TestEnvironment.httpText("\(stack.playbackBase)/live/shop/live/\(v.uri)")
+            #expect(!text.contains("#EXT-X-ENDLIST"), "\(v.uri) ended while live")
+            #expect(Self.lastSequence(text) > sequences[v.uri] ?? Int.max, "\(v.uri) still advances")
+        }
+        #expect(await TestEnvironment.httpGet("\(stack.playbackBase)/healthz")?.status == 200)
+        _ = await stack.stop()
+    }
+
+    static func lastSequence(_ playlist: String) -> Int {
+        let media = playlist.firstMatch(of: /#EXT-X-MEDIA-SEQUENCE:(\d+)/).flatMap { Int($0.1) } ?? -1
+        return media + playlist.components(separatedBy: "#EXTINF").count - 1
+    }
+
+    /// A budget on every connection: HTTP slowloris and idle keep-alive closed, a per-IP cap,
+    /// RTMP handshake and publish deadlines, and no big partial message before publish.
+    @Test func everyConnectionHasADeadlineAndABudget() async throws {
+        let stack = try StorecastStack()
+        _ = try await stack.provisionStream(tenant: "shop", stream: "live")
+        try stack.start(packagerArguments: ["--http-idle-timeout", "3", "--http-max-connections-per-ip", "12"],
+                        ingestArguments: ["--rtmp-handshake-timeout", "2", "--rtmp-publish-timeout", "4", "--rtmp-max-connections-per-ip", "12"])
+        try await stack.waitUntilReady()
+
+        // HTTP: headers trickled and never finished, and an idle keep-alive connection.
+        let slow = try HostilePeer.Connection(port: stack.httpPort)
+        slow.write(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n".utf8))
+        let idle = try HostilePeer.Connection(port: stack.httpPort)
+        idle.write(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(String(decoding: idle.read(12, within: 2), as: UTF8.self).hasPrefix("HTTP/1.1 200"), "the keep-alive request is answered")
+        #expect(await TestEnvironment.httpGet("\(stack.playbackBase)/healthz")?.status == 200, "others are served meanwhile")
+        #expect(slow.closedByServer(within: 6), "a half-sent request is closed after the header deadline")
+        #expect(idle.closedByServer(within: 6), "an idle keep-alive connection is closed")
+
+        // Per-IP cap: 12 open; the 13th is closed at once; freed slots serve again. (First the
+        // test's own keep-alive connection from URLSession goes, closed by the idle deadline.)
+        try await Task.sleep(for: .seconds(4))
+        var held = try (0..<12).map { _ in try HostilePeer.Connection(port: stack.httpPort) }
+        // The server's event loops take connections in parallel: let these 12 be counted first.
+        try await Task.sleep(for: .milliseconds(500))
+        let extra = try HostilePeer.Connection(port: stack.httpPort)
+        #expect(extra.closedByServer(within: 1), "the 13th connection from one address is refused:\n\(stack.service("storecast-packager")?.log.suffix(2000) ?? "")")
+        #expect(!held[11].closedByServer(within: 0.3), "the 12 within the cap stay open (until their idle deadline)")
+        held.removeAll()
+        #expect(await StorecastStack.eventually(timeout: .seconds(3)) { await TestEnvironment.httpGet("\(stack.playbackBase)/healthz")?.status == 200 })
+        _ = held
+
+        // RTMP: one byte and nothing more; a finished handshake and no publish.
+        let oneByte = try HostilePeer.Connection(port: stack.rtmpPort)
+        oneByte.write([3])
+        let silent = try HostilePeer.Connection(port: stack.rtmpPort)
+        silent.write([3] + [UInt8](repeating: 0, count: 1536))
+        let s0s1s2 = silent.read(1 + 1536 * 2, within: 3)
+        #expect(s0s1s2.count == 3073, "the server answers the handshake")
+        silent.write(Array(s0s1s2[1..<1537]))  // C2 echoes S1
+        #expect(oneByte.closedByServer(within: 5), "an unfinished handshake is closed after its deadline")
+        #expect(silent.closedByServer(within: 7), "a connection that never publishes is closed after the publish deadline")
+
+        // Before publish, a chunk header announcing an 8 MiB message closes the connection at
+        // once (it held up to 64 partial messages of 8 MiB each).
+        let greedy = try HostilePeer.Connection(port: stack.rtmpPort)
+        greedy.write([3] + [UInt8](repeating: 0, count: 1536))
+        let answer = greedy.read(3073, within: 3)
+        greedy.write(Array(answer[1..<1537]))
+        greedy.write([0x03, 0, 0, 0, 0x80, 0x00, 0x00, 0x09, 1, 0, 0, 0] + [UInt8](repeating: 0x17, count: 100))
+        #expect(greedy.closedByServer(within: 1), "an oversized message before publish closes the connection")
+
+        let ingestLog = stack.service("storecast-ingest")?.log ?? ""
+        #expect(ingestLog.contains("limit=handshake_timeout") && ingestLog.contains("limit=publish_timeout"), "the limits that fired are logged:\n\(ingestLog.suffix(3000))")
+        _ = await stack.stop()
+    }
+
+    /// The control API has no open mode, and refuses a placeholder token at start.
+    @Test func theControlAPIIsClosedByDefault() async throws {
+        let api = try TestEnvironment.binary("storecast-api")
+        let common = ["--database", "postgresql://127.0.0.1:1/none", "--http-port", "\(try TestEnvironment.freePort())", "--zmq-keys", TestEnvironment.zmqKeys]
+        for (token, reason) in [(nil, "needs an admin token"), ("change-me", "known placeholder"), ("short-token", "fewer than 24")] as [(String?, String)] {
+            let (status, output) = try await ServiceProcess.run(api, common + (token.map { ["--admin-token", $0] } ?? []), timeout: 10)
+            #expect(status != 0 && output.contains(reason), "token \(token ?? "none"): \(status) \(output)")
+        }
+        let stack = try StorecastStack()
+        _ = try await stack.provisionStream(tenant: "shop", stream: "live")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let url = "http://127.0.0.1:\(stack.apiPort)/v1/streams"
+        #expect(await TestEnvironment.http("GET", url, token: nil)?.status == 401)
+        #expect(await TestEnvironment.http("GET", url, token: "wrong-token-wrong-token-wrong")?.status == 401)
+        #expect(await TestEnvironment.http("GET", url)?.status == 200)
+        _ = await stack.stop()
+    }
+}

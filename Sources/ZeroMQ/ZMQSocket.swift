@@ -24,23 +24,27 @@ public final class ZMQSocket {
     let handle: UnsafeMutableRawPointer
     public let type: ZMQSocketType
     private let security: ZMQSecurity
+    /// Keeps the context alive while the socket is: `zmq_ctx_term` (the context's deinit) waits
+    /// for every socket to close, so a context released before its sockets would hang there.
+    private let context: ZMQContext?
 
     /// `maximumMessageSize`: a peer's message larger than this (bytes, all frames) closes its
     /// connection (ZMQ_MAXMSGSIZE); every socket names its own, from what it expects to receive.
     public convenience init(context: ZMQContext, type: ZMQSocketType, maximumMessageSize: Int64) throws {
-        try self.init(handle: context.handle, type: type, maximumMessageSize: maximumMessageSize, security: context.security)
+        try self.init(handle: context.handle, type: type, maximumMessageSize: maximumMessageSize, security: context.security, context: context)
     }
 
     /// A socket of a context whose owner is being built (the context's own ZAP handler).
     convenience init(contextHandle: UnsafeMutableRawPointer, type: ZMQSocketType, maximumMessageSize: Int64) throws {
-        try self.init(handle: contextHandle, type: type, maximumMessageSize: maximumMessageSize, security: .plaintext)
+        try self.init(handle: contextHandle, type: type, maximumMessageSize: maximumMessageSize, security: .plaintext, context: nil)
     }
 
-    private init(handle contextHandle: UnsafeMutableRawPointer, type: ZMQSocketType, maximumMessageSize: Int64, security: ZMQSecurity) throws {
+    private init(handle contextHandle: UnsafeMutableRawPointer, type: ZMQSocketType, maximumMessageSize: Int64, security: ZMQSecurity, context: ZMQContext?) throws {
         guard let s = zmq_socket(contextHandle, type.raw) else { throw ZMQError.last("zmq_socket") }
         handle = s
         self.type = type
         self.security = security
+        self.context = context
         // Never hang on close: unsent media is worthless once the owner has stopped.
         try setInt(ZMQ_LINGER, 0)
         var limit = maximumMessageSize

@@ -36,20 +36,20 @@ struct BenchCurve: ParsableCommand {
 
     /// CPU seconds (user + system, this process: both ends and libzmq's I/O threads) per second of stream.
     private func measure(server: ZMQSecurity, client: ZMQSecurity) throws -> Double {
-        let port = 20000 + Int(getpid() % 20000)
-        let endpoint = "tcp://127.0.0.1:\(port)"
         let serverContext = try ZMQContext(security: server)
         let clientContext = try ZMQContext(security: client)
         let messages = seconds * (30 * Self.videoRates.count + Self.audioMessages)
         let received = DispatchSemaphore(value: 0)
         let bound = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
+        let endpoint = Mutex("")
         let start = Self.cpuSeconds()
         let receiver = Thread {
             do {
                 let pull = try ZMQSocket(context: serverContext, type: .pull, maximumMessageSize: 1 << 24)
                 try pull.setReceiveHighWaterMark(100_000)
-                try pull.bind(endpoint)
+                try pull.bind("tcp://127.0.0.1:*")  // a free port
+                endpoint.withLock { $0 = pull.lastEndpoint }
                 bound.signal()
                 for _ in 0..<messages { _ = try pull.receive() }
             } catch {
@@ -60,9 +60,10 @@ struct BenchCurve: ParsableCommand {
         }
         receiver.start()
         bound.wait()
+        if let error = failure.withLock({ $0 }) { throw ValidationError("the receiving end failed: \(error)") }
         let push = try ZMQSocket(context: clientContext, type: .push, maximumMessageSize: 1 << 16)
         try push.setSendHighWaterMark(100_000)
-        try push.connect(endpoint, server: "packager")
+        try push.connect(endpoint.withLock { $0 }, server: "packager")
         let frames = Self.videoRates.map { [UInt8](repeating: 0x5A, count: $0 / 8 / 30) }
         let audio = [UInt8](repeating: 0x21, count: 400)
         for _ in 0..<seconds {

@@ -181,7 +181,7 @@ import Testing
     /// other process stays bounded, and the show goes on in every rendition once it reads again.
     @Test(arguments: ["storecast-packager", "storecast-transcoder"])
     func aStuckConsumerKeepsMemoryBoundedAndTheShowComesBack(_ stuck: String) async throws {
-        let show = try await Self.watchedShow("stuck", seconds: 70)
+        let show = try await Self.watchedShow("stuck", seconds: 90)
         defer { show.publisher.stop(grace: 1) }
         let (stack, watcher) = (show.stack, show.watcher)
         try await Task.sleep(for: .seconds(6))
@@ -196,7 +196,8 @@ import Testing
             for p in others { peak[p.name] = max(peak[p.name] ?? 0, Self.residentMiB(p)) }
         }
         kill(target.process.processIdentifier, SIGCONT)
-        try await Task.sleep(for: .seconds(14))
+        // The consumer reads 20 s of backlog first: on a loaded CI machine that takes a while.
+        try await Task.sleep(for: .seconds(20))
         for p in others { peak[p.name] = max(peak[p.name] ?? 0, Self.residentMiB(p)) }
         let end = watcher.elapsed
         let growth = peak.map { name, mib in "\(name) \(String(format: "%.0f", before[name] ?? 0)) → \(String(format: "%.0f", mib)) MiB" }.sorted()

@@ -41,20 +41,22 @@ public final class IngestServer: Service, Sendable {
     private let configuration: Configuration
     private let catalog: StreamCatalog
     private let ledger: LeaseLedger
+    private let writes: DatabaseWriteBehind
     private let context: ZMQContext
     private let logger: Logger
 
     public init(configuration: Configuration, catalog: StreamCatalog, context: ZMQContext, logger: Logger) {
         self.configuration = configuration
         self.catalog = catalog
-        self.ledger = LeaseLedger(database: catalog.database, ingestNode: configuration.nodeID, logger: logger)
+        self.writes = DatabaseWriteBehind(database: catalog.database, logger: logger)
+        self.ledger = LeaseLedger(writes: writes, ingestNode: configuration.nodeID)
         self.context = context
         self.logger = logger
     }
 
     public func run() async throws {
         let (config, context, logger, ledger) = (configuration, self.context, self.logger, self.ledger)
-        let packagers = PackagerDirectory(database: catalog.database, fallbackEndpoint: config.packagerEndpoint, logger: logger)
+        let packagers = PackagerDirectory(writes: writes, fallbackEndpoint: config.packagerEndpoint, logger: logger)
         do {
             let closed = try await ledger.closeLeftovers()
             if closed > 0 { logger.info("ended transcoder leases left open by this node's previous run", metadata: ["leases": "\(closed)"]) }
@@ -93,7 +95,7 @@ public final class IngestServer: Service, Sendable {
         await packagers.refresh()
         let refresher = Task { await packagers.run() }
         defer { refresher.cancel() }
-        let gate = PublishGate(catalog: catalog, dispatcher: dispatcher, nodeID: config.nodeID, table: config.liveStreams, logger: logger)
+        let gate = PublishGate(catalog: catalog, writes: writes, dispatcher: dispatcher, nodeID: config.nodeID, table: config.liveStreams, logger: logger)
         let connections = ConnectionSet()
         let perIP = PerIPConnectionCap(maximumPerIP: config.connectionLimits.maximumConnectionsPerIP, listener: "rtmp", logger: logger)
         let server = try await ServerBootstrap(group: group)
@@ -122,11 +124,12 @@ public final class IngestServer: Service, Sendable {
             server.close(promise: nil)
             connections.closeAll()
         }
-        // Publishers are gone for good now: end the sessions waiting to reconnect, and give the
-        // session rows a moment to be closed before the loop goes away.
+        // Publishers are gone for good now: end the sessions waiting to reconnect, and write the
+        // session rows (up to 5 s, also while PostgreSQL is away) before the loop goes away.
         try? await Task.sleep(for: .milliseconds(100))
         gate.endAll()
-        try? await Task.sleep(for: .milliseconds(300))
+        try? await Task.sleep(for: .milliseconds(100))
+        await writes.flush(timeout: .seconds(5))
     }
 }
 

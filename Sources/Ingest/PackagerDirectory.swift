@@ -12,12 +12,14 @@ public final class PackagerDirectory: Sendable {
 
     private let nodes = Mutex<[NodeRegistry.Node]>([])
     private let database: PostgresExecutor?
+    private let writes: DatabaseWriteBehind?
     /// Where renditions go when no packager is registered.
     public let fallbackEndpoint: String
     private let logger: Logger
 
-    public init(database: PostgresExecutor?, fallbackEndpoint: String, logger: Logger) {
-        self.database = database
+    public init(writes: DatabaseWriteBehind?, fallbackEndpoint: String, logger: Logger) {
+        self.database = writes?.database
+        self.writes = writes
         self.fallbackEndpoint = fallbackEndpoint
         self.logger = logger
     }
@@ -33,11 +35,9 @@ public final class PackagerDirectory: Sendable {
         return (node.endpoint, node.id)
     }
 
-    /// Records the choice for the API (queued in order on the database thread).
+    /// Records the choice for the API (written behind, retried while the database is away).
     public func recordOrigin(streamID: Int64, node: String) {
-        let logger = self.logger
-        database?.submit({ try NodeRegistry.setOrigin($0, streamID: streamID, node: node) },
-                         onError: { logger.warning("cannot record the stream's packager", metadata: ["stream": "\(streamID)", "error": "\($0)"]) })
+        writes?.record("stream origin", key: "origin \(streamID)") { try NodeRegistry.setOrigin($0, streamID: streamID, node: node) }
     }
 
     public func refresh() async {

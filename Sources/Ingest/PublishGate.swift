@@ -37,6 +37,9 @@ public final class PublishGate: Sendable {
     private let outbox: NIOLoopBoundBox<[(streamID: Int64, message: WireMessage)]>
 
     private let catalog: StreamCatalog
+    /// Writes about live streams that the stream does not wait for (the database may be down:
+    /// the show goes on, and they are retried).
+    private let writes: DatabaseWriteBehind
     private let dispatcher: EventLoopZMQActor<WorkDispatcher>
     private let nodeID: String
     private let logger: Logger
@@ -54,8 +57,9 @@ public final class PublishGate: Sendable {
         return String(remote[..<colon])
     }
 
-    init(catalog: StreamCatalog, dispatcher: EventLoopZMQActor<WorkDispatcher>, nodeID: String, table: LiveStreamTable.Configuration, logger: Logger) {
+    init(catalog: StreamCatalog, writes: DatabaseWriteBehind, dispatcher: EventLoopZMQActor<WorkDispatcher>, nodeID: String, table: LiveStreamTable.Configuration, logger: Logger) {
         self.catalog = catalog
+        self.writes = writes
         self.dispatcher = dispatcher
         self.nodeID = nodeID
         self.logger = logger
@@ -128,8 +132,8 @@ public final class PublishGate: Sendable {
             $0.closers[owner] = closer
         }
         if grant.resumed {
-            let catalog = self.catalog
-            recordInBackground("stream status live", stream: record.streamID) { try await catalog.setStatus(streamID: record.streamID, "live") }
+            let session = grant.sessionID
+            writes.record("stream status", key: "status \(record.streamID)") { try StreamCatalog.setStatus($0, streamID: record.streamID, session: session, "live") }
         }
         // The transcode profile travels with the lease; it reaches the dispatcher before media.
         dispatcher.send(.profile(streamID: record.streamID, record.profile))
@@ -169,31 +173,14 @@ public final class PublishGate: Sendable {
         shared.withLock { $0.table.media(grant.streamID, owner: owner, timeline: timeline, now: now) }
     }
 
-    /// A write about a live stream that the stream does not wait for (the database may be
-    /// down: the show goes on). One that fails is not retried: it is logged and counted as
-    /// dropped (`storecast_ingest_database_writes_dropped_total`), never lost silently.
-    private func recordInBackground(_ what: String, stream: Int64, _ write: @escaping @Sendable () async throws -> Void) {
-        let logger = self.logger
-        Task {
-            do { try await write() } catch {
-                Counter(label: "storecast_ingest_database_writes_dropped_total", dimensions: [("what", what)]).increment()
-                logger.warning("could not record \(what); dropped (the show goes on)", metadata: ["stream": "\(stream)", "error": "\(error)"])
-            }
-        }
-    }
-
     public func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?) {
-        let catalog = self.catalog
-        recordInBackground("session codecs and size", stream: grant.streamID) {
-            try await catalog.describeSession(grant.sessionID, videoCodec: video, audioCodec: audio, width: width, height: height)
+        writes.record("session codecs and size", key: "describe \(grant.sessionID)") {
+            try StreamCatalog.describeSession($0, grant.sessionID, videoCodec: video, audioCodec: audio, width: width, height: height)
         }
     }
 
     public func frameRate(_ grant: PublishGrant, _ fps: Double) {
-        let catalog = self.catalog
-        recordInBackground("session frame rate", stream: grant.streamID) {
-            try await catalog.database.execute("UPDATE sessions SET frame_rate = $2 WHERE id = $1", [String(grant.sessionID), String(fps)])
-        }
+        writes.record("session frame rate", key: "frame rate \(grant.sessionID)") { try StreamCatalog.setFrameRate($0, grant.sessionID, fps) }
     }
 
     /// The publisher said it is done: end the session now.
@@ -215,8 +202,7 @@ public final class PublishGate: Sendable {
         }
         guard let generation else { return }  // taken over: the new connection owns the session
         logger.info("publisher dropped; waiting for it to reconnect", metadata: ["stream": "\(grant.streamName)", "session": "\(grant.sessionID)", "window": "\(window)"])
-        let catalog = self.catalog
-        recordInBackground("stream status reconnecting", stream: grant.streamID) { try await catalog.setStatus(streamID: grant.streamID, "reconnecting") }
+        writes.record("stream status", key: "status \(grant.streamID)") { try StreamCatalog.setStatus($0, streamID: grant.streamID, session: grant.sessionID, "reconnecting") }
         Task { [self] in
             try? await Task.sleep(for: window)
             let expired = shared.withLock { $0.table.expire(grant.streamID, generation: generation) }
@@ -231,13 +217,8 @@ public final class PublishGate: Sendable {
             flushOutbox()
             dispatcher.send(.ended(streamID: grant.streamID, reason: reason))
         }
-        let (catalog, logger) = (self.catalog, self.logger)
         logger.info("publish ended", metadata: ["stream": "\(grant.streamName)", "session": "\(grant.sessionID)", "reason": "\(reason)"])
-        Task {
-            do { try await catalog.closeSession(grant.sessionID, streamID: grant.streamID, reason: reason) } catch {
-                logger.error("could not close session row", metadata: ["session": "\(grant.sessionID)", "error": "\(error)"])
-            }
-        }
+        writes.record("session end") { try StreamCatalog.closeSession($0, grant.sessionID, streamID: grant.streamID, reason: reason) }
     }
 
     /// Ends every session still waiting in its window (graceful shutdown).

@@ -73,7 +73,10 @@ public final class PackagerService: Service, Sendable {
 
     public func run() async throws {
         let (config, context, logger, store, viewers, database) = (configuration, self.context, self.logger, self.store, self.viewers, self.database)
-        let recorder = database.map { Recorder(database: $0, root: config.recordingsDirectory, node: config.node, logger: logger) }
+        // Facts about live streams that nothing waits for (cursors, recordings' outcomes): retried
+        // while the database is away.
+        let writes = database.map { DatabaseWriteBehind(database: $0, logger: logger) }
+        let recorder = writes.map { Recorder(writes: $0, root: config.recordingsDirectory, node: config.node, logger: logger) }
         let dvr = config.dvrWindow > 0 ? DVRArchive(root: config.dvrDirectory, logger: logger) : nil
         // Packages this node served before a restart (kill -9, a deploy): continued when their
         // streams come back, so players' media playlist URLs stay valid.
@@ -103,27 +106,15 @@ public final class PackagerService: Service, Sendable {
             }
         }
         let served = resume
-        let cursorWriteFailures = Counter(label: "storecast_packager_cursor_write_failures_total")
         var saveCursors: (@Sendable ([PackageCursor]) -> Void)?
-        if let database {
+        var dropCursors: (@Sendable (String) -> Void)?
+        if let writes {
             let node = config.node
-            saveCursors = { @Sendable (cursors: [PackageCursor]) -> Void in
-                database.submit({ connection in try PackageCursorStore.save(connection, node: node, cursors) }, onError: { error in
-                    cursorWriteFailures.increment()
-                    logger.warning("cannot write where the live packages stand; a restart now would make their viewers reload", metadata: ["error": "\(error)"])
-                })
-            }
+            // Rewritten every second: only the latest matters while the database is away.
+            saveCursors = { cursors in writes.record("package cursors", key: "cursors") { try PackageCursorStore.save($0, node: node, cursors) } }
+            dropCursors = { key in writes.record("package cursors drop") { try PackageCursorStore.delete($0, node: node, streamKey: key) } }
         }
         let writeCursors = saveCursors
-        var dropCursors: (@Sendable (String) -> Void)?
-        if let database {
-            let node = config.node
-            dropCursors = { @Sendable (key: String) -> Void in
-                database.submit({ connection in try PackageCursorStore.delete(connection, node: node, streamKey: key) }, onError: { error in
-                    logger.warning("cannot delete the cursors of a package that left memory", metadata: ["stream": "\(key)", "error": "\(error)"])
-                })
-            }
-        }
         let forgetCursors = dropCursors
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
@@ -171,14 +162,14 @@ public final class PackagerService: Service, Sendable {
         registration.cancel()
         if let database { _ = try? await database.run { try NodeRegistry.remove($0, id: config.node) } }
         // Shutting down: streams still live end their recordings here, as ready, with what was written.
-        if let recorder, let database {
+        if let recorder {
             pipeline.stop()
             for key in store.keys() where store.package(key)?.ended == false {
                 recorder.streamEnded(key: key, master: store.package(key)?.multivariantPlaylist())
             }
             recorder.drain()
-            _ = try? await database.execute("SELECT 1")  // the recording rows queued before this are written
         }
+        await writes?.flush(timeout: .seconds(5))  // the recording rows and cursors queued before this
     }
 }
 

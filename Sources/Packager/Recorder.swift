@@ -49,14 +49,16 @@ public final class Recorder: Sendable {
     private let phases = Mutex<[String: Phase]>([:])
     private let queuedBytes = Atomic<Int>(0)
     private let database: PostgresExecutor
+    private let writes: DatabaseWriteBehind
     private let root: String
     private let node: String
     private let logger: Logger
     private let failures = Counter(label: "storecast_packager_recordings_failed_total")
     private let written = Counter(label: "storecast_packager_recorded_bytes_total")
 
-    public init(database: PostgresExecutor, root: String, node: String, logger: Logger) {
-        self.database = database
+    public init(writes: DatabaseWriteBehind, root: String, node: String, logger: Logger) {
+        self.database = writes.database
+        self.writes = writes
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
         self.node = node
         self.logger = logger
@@ -186,9 +188,8 @@ public final class Recorder: Sendable {
             return
         }
         let duration = active.renditions.values.map { $0.entries.reduce(0) { $0 + $1.duration } }.max() ?? 0
-        let (id, bytes, logger) = (active.id, active.bytes, self.logger)
-        database.submit({ db in try RecordingStore.markReady(db, id: id, durationSeconds: duration, bytes: bytes) },
-                        onError: { error in logger.error("cannot mark the recording ready", metadata: ["recording": "\(id)", "error": "\(error)"]) })
+        let (id, bytes) = (active.id, active.bytes)
+        writes.record("recording ready") { try RecordingStore.markReady($0, id: id, durationSeconds: duration, bytes: bytes) }
         logger.info("recording ready", metadata: ["stream": "\(key)", "recording": "\(id)", "seconds": "\(duration)", "bytes": "\(bytes)"])
     }
 
@@ -196,8 +197,7 @@ public final class Recorder: Sendable {
         phases.withLock { $0[key] = .off }
         failures.increment()
         logger.error("recording failed; live playback continues", metadata: ["stream": "\(key)", "recording": "\(active.id)", "reason": "\(reason)"])
-        let (id, bytes, logger) = (active.id, active.bytes, self.logger)
-        database.submit({ db in try RecordingStore.markFailed(db, id: id, error: reason, bytes: bytes) },
-                        onError: { error in logger.error("cannot mark the recording failed", metadata: ["recording": "\(id)", "error": "\(error)"]) })
+        let (id, bytes) = (active.id, active.bytes)
+        writes.record("recording failed") { try RecordingStore.markFailed($0, id: id, error: reason, bytes: bytes) }
     }
 }

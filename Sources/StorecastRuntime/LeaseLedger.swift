@@ -27,18 +27,18 @@ public struct TranscoderLease: Sendable, Codable, Equatable {
     public var endReason: String?
 }
 
-/// Records transcoder leases in PostgreSQL (`transcoder_leases`). Grants and ends are queued on the
-/// database thread in the order they are made, so a caller on a ZeroMQ thread never waits on
-/// libpq and the table always ends in the order the dispatcher decided.
+/// Records transcoder leases in PostgreSQL (`transcoder_leases`). Grants and ends are queued on
+/// the write-behind in the order they are made, so a caller on a ZeroMQ thread never waits on
+/// libpq, the table always ends in the order the dispatcher decided, and a lease decided while
+/// the database is away is written when it returns.
 public struct LeaseLedger: Sendable {
-    public let database: PostgresExecutor
+    public let writes: DatabaseWriteBehind
     public let ingestNode: String
-    private let logger: Logger
+    public var database: PostgresExecutor { writes.database }
 
-    public init(database: PostgresExecutor, ingestNode: String, logger: Logger) {
-        self.database = database
+    public init(writes: DatabaseWriteBehind, ingestNode: String) {
+        self.writes = writes
         self.ingestNode = ingestNode
-        self.logger = logger
     }
 
     /// Ends the leases a previous run of this ingest node left open (it crashed or was killed).
@@ -52,29 +52,21 @@ public struct LeaseLedger: Sendable {
     /// `streamID` is now leased to `workerID`; a current lease on another worker ends with `reason`.
     public func granted(streamID: Int64, workerID: String, replacing reason: LeaseEndReason) {
         let node = ingestNode
-        database.submit({ conn in
+        writes.record("lease grant") { conn in
             try conn.transaction {
                 try conn.execute("UPDATE transcoder_leases SET ended_at = now(), end_reason = $2 WHERE stream_id = $1 AND ended_at IS NULL",
                                  [String(streamID), reason.rawValue])
                 try conn.execute("INSERT INTO transcoder_leases (stream_id, worker_id, ingest_node) VALUES ($1, $2, $3)",
                                  [String(streamID), workerID, node])
             }
-        }, onError: failed("grant"))
+        }
     }
 
     /// The current lease of `streamID`, if any, ends.
     public func ended(streamID: Int64, reason: LeaseEndReason) {
-        database.submit({ conn in
+        writes.record("lease end") { conn in
             try conn.execute("UPDATE transcoder_leases SET ended_at = now(), end_reason = $2 WHERE stream_id = $1 AND ended_at IS NULL",
                              [String(streamID), reason.rawValue])
-        }, onError: failed("end"))
-    }
-
-    private func failed(_ what: String) -> @Sendable (any Error) -> Void {
-        let logger = self.logger
-        return { error in
-            Counter(label: "storecast_lease_writes_dropped_total", dimensions: [("what", what)]).increment()
-            logger.warning("could not record transcoder lease \(what); dropped, the table may lag until the next change", metadata: ["error": "\(error)"])
         }
     }
 

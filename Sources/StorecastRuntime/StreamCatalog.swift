@@ -116,19 +116,41 @@ public struct StreamCatalog: Sendable {
     }
 
     public func describeSession(_ sessionID: Int64, videoCodec: String?, audioCodec: String?, width: Int?, height: Int?) async throws {
-        try await database.execute(
+        try await database.run { try Self.describeSession($0, sessionID, videoCodec: videoCodec, audioCodec: audioCodec, width: width, height: height) }
+    }
+
+    public func closeSession(_ sessionID: Int64, streamID: Int64, reason: String) async throws {
+        try await database.run { try Self.closeSession($0, sessionID, streamID: streamID, reason: reason) }
+    }
+
+    // The statements themselves, for writes queued on a ``DatabaseWriteBehind``.
+
+    public static func describeSession(_ conn: PostgresConnection, _ sessionID: Int64, videoCodec: String?, audioCodec: String?, width: Int?, height: Int?) throws {
+        try conn.execute(
             "UPDATE sessions SET video_codec = coalesce($2, video_codec), audio_codec = coalesce($3, audio_codec), width = coalesce($4::int, width), height = coalesce($5::int, height) WHERE id = $1",
             [String(sessionID), videoCodec, audioCodec, width.map(String.init), height.map(String.init)])
     }
 
-    public func setStatus(streamID: Int64, _ status: String) async throws {
-        try await database.execute("UPDATE streams SET status = $2, updated_at = now() WHERE id = $1", [String(streamID), status])
+    public static func setFrameRate(_ conn: PostgresConnection, _ sessionID: Int64, _ fps: Double) throws {
+        try conn.execute("UPDATE sessions SET frame_rate = $2 WHERE id = $1", [String(sessionID), String(fps)])
     }
 
-    public func closeSession(_ sessionID: Int64, streamID: Int64, reason: String) async throws {
-        try await database.run { conn in
+    /// The stream's status as session `sessionID` sees it; only while that session is open, so a
+    /// write retried after an outage never overwrites what a newer session set.
+    public static func setStatus(_ conn: PostgresConnection, streamID: Int64, session sessionID: Int64, _ status: String) throws {
+        try conn.execute(
+            "UPDATE streams SET status = $2, updated_at = now() WHERE id = $1 AND EXISTS (SELECT 1 FROM sessions WHERE id = $3 AND ended_at IS NULL)",
+            [String(streamID), status, String(sessionID)])
+    }
+
+    /// Ends the session; the stream is `ended` unless a newer session is open (a close retried
+    /// after an outage may land after the seller went live again).
+    public static func closeSession(_ conn: PostgresConnection, _ sessionID: Int64, streamID: Int64, reason: String) throws {
+        try conn.transaction {
             try conn.execute("UPDATE sessions SET ended_at = now(), end_reason = $2 WHERE id = $1 AND ended_at IS NULL", [String(sessionID), reason])
-            try conn.execute("UPDATE streams SET status = 'ended', updated_at = now() WHERE id = $1", [String(streamID)])
+            try conn.execute(
+                "UPDATE streams SET status = 'ended', updated_at = now() WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM sessions WHERE stream_id = $1 AND ended_at IS NULL)",
+                [String(streamID)])
         }
     }
 

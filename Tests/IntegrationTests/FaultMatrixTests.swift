@@ -26,10 +26,10 @@ import Testing
         let master: String
     }
 
-    static func watchedShow(_ stream: String, seconds: Int, workers: [String] = ["storecast-transcoder"]) async throws -> WatchedShow {
+    static func watchedShow(_ stream: String, seconds: Int, workers: [String] = ["storecast-transcoder"], ingestArguments: [String] = []) async throws -> WatchedShow {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: stream)
-        try stack.start(workers: workers)
+        try stack.start(workers: workers, ingestArguments: ingestArguments)
         try await stack.waitUntilReady(workers: workers.count)
         let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: seconds, logDirectory: stack.logDirectory)
         let master = "\(stack.playbackBase)/live/shop/\(stream)/master.m3u8"
@@ -213,19 +213,43 @@ import Testing
 
     /// PostgreSQL restarted mid-show (5 s down): the live show keeps flowing in every rendition,
     /// the API answers 503 with a JSON error and no database text while it is down, and
-    /// recovers by itself.
+    /// recovers by itself. A second show ends while the database is down: its session's end,
+    /// its stream's status and its lease's end are written when the database is back (retried,
+    /// not lost).
     @Test func postgresRestartedMidShowKeepsTheShowAndTheAPIRecovers() async throws {
-        let show = try await Self.watchedShow("db", seconds: 60)
+        // A 1 s reconnect window: the second show's session ends while the database is still down.
+        let show = try await Self.watchedShow("db", seconds: 60, ingestArguments: ["--reconnect-window", "1"])
         defer { show.publisher.stop(grace: 1) }
         let (stack, watcher) = (show.stack, show.watcher)
+        let asideKey = try await stack.provisionStream(tenant: "shop", stream: "aside")
+        let aside = try EndToEndTests.publisher(url: stack.rtmpURL(key: asideKey), seconds: 60, logDirectory: stack.logDirectory, size: "426x240", name: "ffmpeg-aside")
+        defer { aside.stop(grace: 1) }
+        let db = PostgresExecutor(conninfo: stack.database)
+        defer { db.shutdown() }
+        let asideQuery = """
+            SELECT s.status, x.ended_at IS NOT NULL AS ended, x.end_reason,
+                   (SELECT count(*) FROM transcoder_leases l WHERE l.stream_id = s.id AND l.ended_at IS NULL) AS open_leases,
+                   (SELECT count(*) FROM transcoder_leases l WHERE l.stream_id = s.id) AS leases
+            FROM streams s JOIN sessions x ON x.stream_id = s.id WHERE s.slug = 'aside' ORDER BY x.id DESC LIMIT 1
+            """
+        let asideLive = try await StorecastStack.eventually(timeout: .seconds(20)) {
+            let r = try await db.execute(asideQuery)
+            return r.value(0, "status") == "live" && r.value(0, "open_leases") == "1"
+        }
+        #expect(asideLive, "the second show is live with a lease:\n\(stack.logs())")
         try await Task.sleep(for: .seconds(4))
         let api = "http://127.0.0.1:\(stack.apiPort)/v1/streams"
         #expect(await TestEnvironment.httpGet(api)?.status == 200)
         let from = watcher.elapsed
         let restart = Task { try await TestEnvironment.restartPostgres(down: .seconds(5)) }
         var answers: [(status: Int, body: String)] = []
+        var asideEndedDuringOutage = false
         while !restart.isCancelled, answers.count < 400 {
             if let r = await TestEnvironment.httpGet(api) { answers.append((r.status, String(decoding: r.body, as: UTF8.self))) }
+            if !asideEndedDuringOutage, answers.last?.status == 503 {
+                aside.stop(grace: 2)  // the seller ends the second show while the database is down
+                asideEndedDuringOutage = true
+            }
             if answers.count > 4, answers.suffix(1).first?.status == 200, answers.contains(where: { $0.status == 503 }) { break }
             try await Task.sleep(for: .milliseconds(250))
         }
@@ -241,6 +265,25 @@ import Testing
         let end = watcher.elapsed
         let figures = Self.judge(watcher.stop(), windows: [("PostgreSQL restarted (5 s down)", from...end, Self.segment)], end: end)
         print("fault matrix, PostgreSQL restarted: \(figures.joined(separator: "; "))")
+
+        // What ingest recorded while the database was down reached it once it was back.
+        #expect(asideEndedDuringOutage)
+        var row = ""
+        let written = await StorecastStack.eventually(timeout: .seconds(20)) {
+            // The test's own connection died with the server: the first query reconnects.
+            guard let r = try? await db.execute(asideQuery) else { return false }
+            row = "status \(r.value(0, "status") ?? "?"), session ended \(r.value(0, "ended") ?? "?") (\(r.value(0, "end_reason") ?? "-")), open leases \(r.value(0, "open_leases") ?? "?") of \(r.value(0, "leases") ?? "?")"
+            return r.value(0, "status") == "ended" && r.value(0, "ended") == "t" && r.value(0, "open_leases") == "0"
+        }
+        #expect(written, "the second show's end, written after the outage: \(row)\n\(stack.logs())")
+        var retried = ""
+        let counted = await StorecastStack.eventually(timeout: .seconds(10)) {
+            let text = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
+            retried = text.split(separator: "\n").filter { $0.hasPrefix("storecast_database_writes_retried_total{") && $0.contains("service=\"ingest\"") }.joined(separator: "; ")
+            return retried.contains("what=\"session end\"") && retried.contains("what=\"lease end\"")
+        }
+        #expect(counted, "ingest retried the session's end and the lease's end after the outage: \(retried)")
+        print("fault matrix, PostgreSQL restarted: the show that ended during the outage: \(row); retried: \(retried)")
         _ = await stack.stop()
     }
 

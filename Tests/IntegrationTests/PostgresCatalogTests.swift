@@ -48,6 +48,13 @@ import Testing
         let row = try await db.execute("SELECT ended_at IS NOT NULL AS ended, end_reason, width, video_codec FROM sessions WHERE id = $1", [String(session)])
         #expect(row.value(0, "ended") == "t" && row.value(0, "end_reason") == "unpublished" && row.value(0, "width") == "1280" && row.value(0, "video_codec") == "h264")
         #expect(try await catalog.listStreams().first?.status == "ended")
+        // Writes retried after an outage land late: they never overwrite a newer session's state.
+        let next = try await catalog.openSession(streamID: s.streamID, ingestNode: "ingest-1", remoteAddress: "10.0.0.1:5001", client: "FMLE/3.0")
+        try await db.run { try StreamCatalog.setStatus($0, streamID: s.streamID, session: session, "reconnecting") }
+        try await catalog.closeSession(session, streamID: s.streamID, reason: "disconnected")
+        #expect(try await catalog.listStreams().first?.status == "live", "the old session's late writes leave the new session live")
+        try await db.run { try StreamCatalog.setStatus($0, streamID: s.streamID, session: next, "reconnecting") }
+        #expect(try await catalog.listStreams().first?.status == "reconnecting")
     }
 
     @Test func unknownTenantAndDuplicateSlugAreClearErrors() async throws {
@@ -74,13 +81,15 @@ import Testing
         _ = try await catalog.createTenant(slug: "shop", name: "Shop")
         let a = try await catalog.createStream(tenantSlug: "shop", slug: "a")
         let b = try await catalog.createStream(tenantSlug: "shop", slug: "b")
-        let ledger = LeaseLedger(database: db, ingestNode: "ingest-1", logger: Logger(label: "test"))
-        // Fire-and-forget calls, as the dispatcher thread makes them; the next awaited query
-        // runs after them on the same database thread.
+        let writes = DatabaseWriteBehind(database: db, logger: Logger(label: "test"))
+        defer { writes.stop() }
+        let ledger = LeaseLedger(writes: writes, ingestNode: "ingest-1")
+        // Fire-and-forget calls, as the dispatcher thread makes them, written in order behind.
         ledger.granted(streamID: a.streamID, workerID: "w1", replacing: .workerUnreachable)
         ledger.granted(streamID: b.streamID, workerID: "w1", replacing: .workerUnreachable)
         ledger.granted(streamID: a.streamID, workerID: "w2", replacing: .workerDraining)
         ledger.ended(streamID: b.streamID, reason: .streamEnded)
+        #expect(await writes.flush(timeout: .seconds(10)))
         let history = try await LeaseLedger.list(in: db, currentOnly: false)
         #expect(history.map { "\($0.stream) \($0.workerID) \($0.endReason ?? "current")" } == [
             "a w2 current", "b w1 stream ended", "a w1 worker draining",
@@ -91,8 +100,9 @@ import Testing
             try await db.execute("INSERT INTO transcoder_leases (stream_id, worker_id, ingest_node) VALUES ($1, 'w3', 'x')", [String(a.streamID)])
         }
         // A restarted ingest node ends what its previous run left open, and only that.
-        let other = LeaseLedger(database: db, ingestNode: "ingest-2", logger: Logger(label: "test"))
+        let other = LeaseLedger(writes: writes, ingestNode: "ingest-2")
         other.granted(streamID: b.streamID, workerID: "w9", replacing: .workerUnreachable)
+        #expect(await writes.flush(timeout: .seconds(10)))
         #expect(try await ledger.closeLeftovers() == 1)
         let current = try await LeaseLedger.list(in: db, currentOnly: true)
         #expect(current.map(\.workerID) == ["w9"])

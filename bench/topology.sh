@@ -7,7 +7,8 @@
 # rendition's media playlist from the root namespace (bench/rendition_watch.py, through the
 # packager the API names):
 #   - the publisher's link impaired (tc netem in its namespace): 2 % loss with 100 ± 50 ms of
-#     jitter for 60 s, then a 4 s outage, then restored;
+#     jitter for 60 s, then a 4 s outage, then restored (without netem: nftables drops the 2 %
+#     and makes the outage, bench/jitter_relay.py adds the jitter);
 #   - kill -9 of the transcoder holding the stream (the other one takes over);
 #   - kill -9 of the packager serving it, restarted 1 s later.
 #   bench/topology.sh            (needs root, iproute2 with tc, ffmpeg, postgresql; about 3 min)
@@ -87,9 +88,23 @@ for _ in $(seq 1 60); do
 done
 [[ $(grep -c "transcoder worker joined" "$out/ingest.log" || true) -ge 2 ]] || { echo "topology: the workers did not join:" >&2; tail -5 "$out"/*.log >&2; exit 1; }
 
-# The seller, on a host of its own (720p, the field ladder: 720p, 480p, 360p and audio).
+# The seller, on a host of its own (720p, the field ladder: 720p, 480p, 360p and audio). Where
+# the kernel has no netem qdisc, its link gets the jitter from a relay on its own host
+# (bench/jitter_relay.py: 100 +/- 50 ms on every chunk it forwards, switched on for the 60 s).
+publish_to="rtmp://${addr[ingest]}:1935/live/$key"
+netem=yes
+if ! ip netns exec sc-pub tc qdisc add dev eth0 root netem delay 1ms 2>/dev/null; then
+    netem=no
+    start pub jitter-relay /usr/bin/python3 bench/jitter_relay.py 127.0.0.1:1935 "${addr[ingest]}:1935" 100 50
+    pid_relay=$pid_jitter_relay
+    publish_to="rtmp://127.0.0.1:1935/live/$key"
+    sleep 1
+    kill -0 "$pid_relay" || { echo "topology: the jitter relay did not start: $(cat "$out/jitter-relay.log")" >&2; exit 1; }
+else
+    ip netns exec sc-pub tc qdisc del dev eth0 root
+fi
 start pub publisher ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=sample_rate=44100 \
-    -t 200 -c:v libx264 -preset ultrafast -tune zerolatency -g 60 -b:v 2500k -c:a aac -b:a 96k -f flv "rtmp://${addr[ingest]}:1935/live/$key"
+    -t 200 -c:v libx264 -preset ultrafast -tune zerolatency -g 60 -b:v 2500k -c:a aac -b:a 96k -f flv "$publish_to"
 origin=""
 for _ in $(seq 1 60); do
     origin=$(curl -sf "${auth[@]}" "http://${addr[api]}:8088/v1/tenants/shop/streams/show/playback" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("playbackURL") or d.get("url") or "")' 2>/dev/null || true)
@@ -103,10 +118,10 @@ pids+=($watcher)
 sleep 8
 mark() { echo "$1 $2 $(date +%s.%N)" >> "$marks"; }
 
-# netem where the kernel has it; otherwise the loss and the outage with nftables in the
-# publisher's namespace (real packets dropped; TCP retransmits), and no jitter, said so in the
-# fault's name. Neither: fail, never a figure for a fault that was not made.
-if ip netns exec sc-pub tc qdisc add dev eth0 root netem loss 2% delay 100ms 50ms 2>/dev/null; then
+# netem where the kernel has it; otherwise the loss and the outage with nftables on the
+# publisher's link (real packets dropped; TCP retransmits) and the jitter from the relay, said so
+# in the fault's name. Neither: fail, never a figure for a fault that was not made.
+if [[ $netem == yes ]] && ip netns exec sc-pub tc qdisc add dev eth0 root netem loss 2% delay 100ms 50ms 2>/dev/null; then
     impairment="netem-2pct-loss-100ms-50ms-jitter-60s-then-4s-outage"  # marks: the loss, then the outage
     echo "topology: netem on the publisher's link: 2 % loss, 100 ± 50 ms, 60 s" >&2
     t=$(date +%s.%N)
@@ -118,20 +133,22 @@ if ip netns exec sc-pub tc qdisc add dev eth0 root netem loss 2% delay 100ms 50m
     sleep 4
     ip netns exec sc-pub tc qdisc del dev eth0 root
 elif command -v nft >/dev/null; then
-    impairment="nft-2pct-loss-60s-then-4s-outage-no-jitter"
-    echo "topology: this kernel has no netem qdisc: 2 % packet loss with nftables for 60 s, WITHOUT the 100 ± 50 ms jitter" >&2
+    impairment="nft-2pct-loss-relay-jitter-100ms-50ms-60s-then-4s-outage"
+    echo "topology: this kernel has no netem qdisc: 2 % packet loss with nftables and 100 ± 50 ms of jitter from the relay, 60 s" >&2
     ip netns exec sc-pub nft add table inet impair
     ip netns exec sc-pub nft add chain inet impair out '{ type filter hook output priority 0; }'
     ip netns exec sc-pub nft add chain inet impair in '{ type filter hook input priority 0; }'
-    ip netns exec sc-pub nft add rule inet impair out numgen random mod 100 '<' 2 drop
-    ip netns exec sc-pub nft add rule inet impair in numgen random mod 100 '<' 2 drop
+    ip netns exec sc-pub nft add rule inet impair out oifname eth0 numgen random mod 100 '<' 2 drop
+    ip netns exec sc-pub nft add rule inet impair in iifname eth0 numgen random mod 100 '<' 2 drop
+    kill -USR1 "$pid_relay"
     t=$(date +%s.%N)
     sleep 60
-    mark "${impairment%-then-4s-outage-no-jitter}" "$t"
+    kill -USR2 "$pid_relay"
+    mark "${impairment%-then-4s-outage}" "$t"
     echo "topology: a 4 s outage, then restored" >&2
     t=$(date +%s.%N)
-    ip netns exec sc-pub nft flush chain inet impair out; ip netns exec sc-pub nft add rule inet impair out drop
-    ip netns exec sc-pub nft flush chain inet impair in; ip netns exec sc-pub nft add rule inet impair in drop
+    ip netns exec sc-pub nft flush chain inet impair out; ip netns exec sc-pub nft add rule inet impair out oifname eth0 drop
+    ip netns exec sc-pub nft flush chain inet impair in; ip netns exec sc-pub nft add rule inet impair in iifname eth0 drop
     sleep 4
     ip netns exec sc-pub nft delete table inet impair
 else

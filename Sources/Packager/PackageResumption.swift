@@ -38,6 +38,12 @@ struct PackageResumption: Sendable, Equatable {
     /// The init segment version the resumed rendition starts at (after every one served).
     func initVersion(_ rendition: String) -> Int? { cursors[rendition].map { $0.initVersion + 1 } }
 
+    /// Where the package's stream time sat on the wall clock: the resumed package keeps it, so
+    /// PROGRAM-DATE-TIME runs on without a jump (the cursor written last that knows it).
+    var clockAnchor: ClockAnchor? {
+        cursors.values.filter { $0.clockOffset != nil }.min { $0.age < $1.age }?.clockOffset.map { ClockAnchor(wallSeconds: $0, streamSeconds: 0) }
+    }
+
     /// The discontinuity sequence the resumed rendition's playlist starts from.
     func discontinuitySequence(_ rendition: String) -> Int? { cursors[rendition]?.discontinuitySequence }
 }

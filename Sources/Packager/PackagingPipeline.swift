@@ -5,37 +5,22 @@ import StorecastRuntime
 import StorecastWire
 import ZeroMQ
 
-/// The packager's ZeroMQ thread: a bound PULL that transcoders push renditions to. Segments
-/// each rendition and publishes finished segments into the ``PackageStore``.
+/// The packager's ZeroMQ thread: a bound PULL that transcoders push renditions to. The shell of
+/// two deciders: ``StreamLifecycle`` (which announces to take, when silent streams end) and
+/// ``StreamPackager`` (segmenting, retiring, numbering); it carries out their actions on the
+/// ``PackageStore``, the recorder, DVR, cursors, metrics and logs.
 final class PackagingPipeline: ZMQActorBody {
     typealias Command = Never
-
-    private struct Stream {
-        var key: String
-        var segmenters: [UInt8: RenditionSegmenter]
-        var names: [UInt8: String]
-        var anchor: ClockAnchor?
-        /// The ladder rung whose segment cuts the audio follows (the ladder's keyframes are
-        /// aligned, so any rung will do; the passed-through source has the publisher's own).
-        var referenceVideo: UInt8?
-        /// Media came since the last tick (``StreamLifecycle`` decides on silence).
-        var heard = false
-        /// The last announce taken: the transcoder repeats it at every keyframe (so a packager
-        /// that restarted picks the stream up), and a repeat changes nothing.
-        var announce: StreamAnnounce?
-    }
 
     private let pull: ZMQSocket
     private let store: PackageStore
     private let targetDuration: Double
-    private let partTarget: Double
-    private let chunkTarget: Double
     private let windowSegments: Int
     private let logger: Logger
     private let recorder: Recorder?
     private let dvr: DVRArchive?
     private let dvrWindow: Double
-    private var streams: [Int64: Stream] = [:]
+    private var packager: StreamPackager
     /// Packages this packager served before it restarted, continued when their streams come back.
     private var resumptions: [String: PackageResumption]
     /// Cursors changed since the last tick, written down once a second (`saveCursors`).
@@ -74,8 +59,7 @@ final class PackagingPipeline: ZMQActorBody {
         try pull.bind(bindEndpoint)
         self.store = store
         self.targetDuration = targetDuration
-        self.partTarget = partTarget
-        self.chunkTarget = chunkTarget
+        self.packager = StreamPackager(configuration: .init(targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget))
         self.windowSegments = windowSegments
         self.logger = logger
     }
@@ -90,12 +74,7 @@ final class PackagingPipeline: ZMQActorBody {
             changedCursors = [:]
         }
         if !resumptions.isEmpty, now > resumptionDeadline { resumptions = [:] }
-        var heard: Set<Int64> = []
-        for i in streams.indices where streams.values[i].heard {
-            heard.insert(streams.keys[i])
-            streams.values[i].heard = false
-        }
-        for action in lifecycle.tick(now: now, heard: heard) {
+        for action in lifecycle.tick(now: now, heard: packager.takeHeard()) {
             switch action {
             case .end(let id, let reason):
                 end(StreamEnd(streamID: id, reason: reason), at: now)
@@ -135,9 +114,9 @@ final class PackagingPipeline: ZMQActorBody {
         case .accessUnit(let u): unit(u)
         case .streamEnd(let e): end(e, at: .now)
         case .thumbnail(let t):
-            guard let stream = streams[t.streamID] else { return }
+            guard let key = packager.key(of: t.streamID) else { return }
             thumbnailsCounter.increment()
-            store.update(stream.key) { $0?.thumbnail = t }
+            store.update(key) { $0?.thumbnail = t }
         default: break
         }
     }
@@ -152,163 +131,75 @@ final class PackagingPipeline: ZMQActorBody {
             }
             return
         }
-        // A stream this packager has not seen (a show starting, or restarting after it ended).
-        let starting = streams[a.streamID] == nil
-        if !starting, !a.discontinuity, streams[a.streamID]?.announce == a { return }  // the transcoder's repeat
-        if starting { recorder?.streamStarted(key: key, tenant: a.tenant, stream: a.streamName) }
-        var stream = streams[a.streamID] ?? Stream(key: key, segmenters: [:], names: [:])
-        stream.heard = true
-        stream.announce = a
-        if starting { lifecycle.started(a.streamID, key: key) }
-        // A package this packager served before it restarted: the same generation, numbered on.
-        let resumption = starting && store.package(key) == nil ? resumptions.removeValue(forKey: key) : nil
-        if resumption != nil {
-            resumed.increment()
-            logger.info("continuing a package served before this packager restarted", metadata: ["stream": "\(key)", "generation": "\(resumption!.generation)"])
-        }
-        if a.discontinuity {
-            // The timeline jumps (publisher reconnect, failover): close every open segment and
-            // start the next ones with EXT-X-DISCONTINUITY.
-            for (id, var segmenter) in stream.segmenters {
-                if let name = stream.names[id] { publish(segmenter.finish(), rendition: name, key: key) }
-                segmenter.markDiscontinuity()
-                stream.segmenters[id] = segmenter
-            }
-        }
-        // Renditions the new announce leaves out (the transcoder shed them, or a new worker plans
-        // a smaller ladder) end here and leave the multivariant playlist.
-        let kept = Set(a.tracks.map(\.trackID))
-        var retired: [String] = []
-        for (id, var segmenter) in stream.segmenters where !kept.contains(id) {
-            guard let name = stream.names[id] else { continue }
-            let last = segmenter.finish()
-            publish(last, rendition: name, key: key)
-            if id == stream.referenceVideo { forwardVideoCut(last, timescale: segmenter.track.timescale, in: &stream) }
-            stream.segmenters[id] = nil
-            stream.names[id] = nil
-            retired.append(name)
-        }
-        if !retired.isEmpty {
-            store.update(key) { package in
-                for name in retired {
-                    package?.renditions[name]?.retired = true
-                    package?.renditions[name]?.ended = true
-                }
-            }
-            logger.warning("renditions retired by the transcoder", metadata: ["stream": "\(key)", "renditions": "\(retired.sorted())"])
-        }
-        var fresh: [String: RenditionPackage] = [:]
-        for track in a.tracks {
-            if let existing = stream.segmenters[track.trackID], existing.track == track { continue }
-            do {
-                fresh[track.name] = try RenditionPackage(track: track)
-            } catch {
-                logger.error("cannot package rendition", metadata: ["stream": "\(key)", "rendition": "\(track.name)", "error": "\(error)"])
-                continue
-            }
-            // A changed track (new resolution or codec configuration): what the old segmenter
-            // holds is published first, so the open segment and its parts are complete.
-            if var old = stream.segmenters[track.trackID], let oldName = stream.names[track.trackID] {
-                let last = old.finish()
-                publish(last, rendition: oldName, key: key)
-                if track.trackID == stream.referenceVideo { forwardVideoCut(last, timescale: old.track.timescale, in: &stream) }
-            }
-            var segmenter = RenditionSegmenter(track: track, targetDuration: targetDuration, partTarget: partTarget, chunkTarget: chunkTarget,
-                                               firstSequence: resumption?.firstSequence(track.name) ?? nextSequence(key, track.name))
-            if let cc = resumption?.discontinuitySequence(track.name) {
-                fresh[track.name]?.discontinuitySequence = cc
-                fresh[track.name]?.initVersion = resumption?.initVersion(track.name) ?? 0
-                segmenter.markDiscontinuity()
-            }
-            segmenter.clockAnchor = stream.anchor
-            // A starting show's first segments may end at the transcoder's fast-start keyframe
-            // (the passed-through source keeps the publisher's keyframes).
-            if starting, !track.isSource { segmenter.startMinimum = min(partTarget, targetDuration / 6) }
-            // A new session on a package still in memory (the last show ended within the
-            // retention) starts its timeline over after what is listed.
-            let continuesPackage = starting && (store.package(key)?.renditions[track.name]?.edge.lastSequence ?? -1) >= 0
-            if stream.segmenters[track.trackID] != nil || a.discontinuity || continuesPackage { segmenter.markDiscontinuity() }
-            stream.segmenters[track.trackID] = segmenter
-            stream.names[track.trackID] = track.name
-        }
-        let videos = a.tracks.filter { $0.kind == .video }
-        stream.referenceVideo = (videos.filter { !$0.isSource }.min { $0.trackID < $1.trackID } ?? videos.min { $0.trackID < $1.trackID })?.trackID
-        for track in a.tracks where track.kind == .audio { stream.segmenters[track.trackID]?.followsVideoCuts = stream.referenceVideo != nil }
-        for track in a.tracks where track.kind == .audio && fresh[track.name] != nil {
-            // A new audio segmenter of a rendition with nothing listed may number its first segment.
-            let listed = store.package(key)?.renditions[track.name]?.edge.lastSequence ?? -1
-            stream.segmenters[track.trackID]?.mayRenumberFirstSegment = listed < 1
-        }
-        streams[a.streamID] = stream
-        store.update(key) { package in
-            var p = package ?? StreamPackage(streamID: a.streamID, tenant: a.tenant, name: a.streamName, renditions: [:],
-                                             generation: resumption?.generation ?? StreamPackage.generation(at: Date()))
-            p.ended = false
-            for (name, rendition) in fresh {
-                if p.renditions[name] != nil { p.renditions[name]!.reconfigure(rendition) } else { p.renditions[name] = rendition }
-            }
-            package = p
-        }
-        logger.info("packaging stream", metadata: ["stream": "\(key)", "renditions": "\(a.tracks.map(\.name))"])
-    }
-
-    private func nextSequence(_ key: String, _ rendition: String) -> Int {
-        // Media sequence numbers start at 1: hls.js (1.6) only issues blocking reloads once the
-        // playlist's last segment number is non-zero, so a stream starting at 0 waited a whole
-        // target duration for its first reload and stalled.
-        max(store.package(key)?.renditions[rendition]?.edge.lastSequence ?? 0, 0) + 1
+        let package = store.package(key)
+        let listed = package.map { p in p.renditions.mapValues(\.edge.lastSequence) }
+        let actions = packager.announce(a, listed: listed, resumption: package == nil ? resumptions[key] : nil, wallClock: Date())
+        if actions.contains(where: { if case .started = $0 { true } else { false } }) { lifecycle.started(a.streamID, key: key) }
+        carryOut(actions)
     }
 
     private func unit(_ u: AccessUnit) {
-        guard var stream = streams[u.streamID], var segmenter = stream.segmenters[u.trackID], let name = stream.names[u.trackID] else { return }
+        guard let actions = packager.unit(u, wallClock: { Date() }) else { return }
         unitsCounter.increment()
-        stream.heard = true
-        if stream.anchor == nil {
-            // The stream's first unit: its time is now on the wall clock, for every rendition.
-            let anchor = ClockAnchor(wallSeconds: Date().timeIntervalSince1970, streamSeconds: Double(u.dts) / Double(segmenter.track.timescale))
-            stream.anchor = anchor
-            for id in stream.segmenters.keys { stream.segmenters[id]?.clockAnchor = anchor }
-            segmenter.clockAnchor = anchor
-        }
-        let (splices, dropped) = (segmenter.splices, segmenter.replayedUnitsDropped)
-        let output = segmenter.append(u)
-        if segmenter.splices > splices {
-            splicesCounter.increment()
-            logger.info("rendition spliced: a new transcoder continues the timeline", metadata: ["stream": "\(stream.key)", "rendition": "\(name)", "at_dts": "\(u.dts)"])
-        }
-        if segmenter.replayedUnitsDropped > dropped { replayDropped.increment(by: segmenter.replayedUnitsDropped - dropped) }
-        stream.segmenters[u.trackID] = segmenter
-        if !output.isEmpty { publish(output, rendition: name, key: stream.key) }
-        if u.trackID == stream.referenceVideo { forwardVideoCut(output, timescale: segmenter.track.timescale, in: &stream) }
-        streams[u.streamID] = stream
-    }
-
-    /// Audio cuts where the reference video did, on the same stream timeline.
-    private func forwardVideoCut(_ output: SegmenterOutput, timescale: UInt32, in stream: inout Stream) {
-        guard let segment = output.segment else { return }
-        let end = Double(segment.startTime + segment.ticks) / Double(timescale)
-        for (id, var audio) in stream.segmenters where audio.followsVideoCuts {
-            let misaligned = audio.misalignedCuts
-            let cut = audio.cut(atSeconds: end, endingSegment: segment.sequence)
-            if audio.misalignedCuts > misaligned { misalignedCuts.increment() }
-            stream.segmenters[id] = audio
-            if let audioName = stream.names[id] { publish(cut, rendition: audioName, key: stream.key) }
-        }
+        carryOut(actions)
     }
 
     private func end(_ e: StreamEnd, at now: ContinuousClock.Instant) {
-        guard var stream = streams.removeValue(forKey: e.streamID) else { return }
+        let actions = packager.end(e)
+        guard !actions.isEmpty else { return }
         lifecycle.ended(e.streamID, at: now)
-        for (id, var segmenter) in stream.segmenters {
-            if let name = stream.names[id] { publish(segmenter.finish(), rendition: name, key: stream.key) }
-            stream.segmenters[id] = segmenter
+        carryOut(actions)
+    }
+
+    /// What ``StreamPackager`` decided, on the store, the recorder, DVR, metrics and logs.
+    private func carryOut(_ actions: [StreamPackager.Action]) {
+        for action in actions {
+            switch action {
+            case .started(let key, let tenant, let stream):
+                recorder?.streamStarted(key: key, tenant: tenant, stream: stream)
+            case .resumed(let key, let generation):
+                resumptions[key] = nil
+                resumed.increment()
+                logger.info("continuing a package served before this packager restarted", metadata: ["stream": "\(key)", "generation": "\(generation)"])
+            case .publish(let output, let rendition, let key):
+                publish(output, rendition: rendition, key: key)
+            case .retire(let key, let retired):
+                store.update(key) { package in
+                    for name in retired {
+                        package?.renditions[name]?.retired = true
+                        package?.renditions[name]?.ended = true
+                    }
+                }
+                logger.warning("renditions retired by the transcoder", metadata: ["stream": "\(key)", "renditions": "\(retired)"])
+            case .refusedTrack(let key, let rendition, let error):
+                logger.error("cannot package rendition", metadata: ["stream": "\(key)", "rendition": "\(rendition)", "error": "\(error)"])
+            case .install(let key, let streamID, let tenant, let name, let fresh, let generation):
+                store.update(key) { package in
+                    var p = package ?? StreamPackage(streamID: streamID, tenant: tenant, name: name, renditions: [:], generation: generation)
+                    p.ended = false
+                    for (name, rendition) in fresh {
+                        if p.renditions[name] != nil { p.renditions[name]!.reconfigure(rendition) } else { p.renditions[name] = rendition }
+                    }
+                    package = p
+                }
+            case .packaging(let key, let renditions):
+                logger.info("packaging stream", metadata: ["stream": "\(key)", "renditions": "\(renditions)"])
+            case .spliced(let key, let rendition, let dts):
+                splicesCounter.increment()
+                logger.info("rendition spliced: a new transcoder continues the timeline", metadata: ["stream": "\(key)", "rendition": "\(rendition)", "at_dts": "\(dts)"])
+            case .replayedUnitsDropped(let n):
+                replayDropped.increment(by: n)
+            case .audioCutsMisaligned(let n):
+                misalignedCuts.increment(by: n)
+            case .ended(let key, let reason):
+                store.update(key) { package in
+                    package?.ended = true
+                    for name in package?.renditions.keys.map({ $0 }) ?? [] { package?.renditions[name]?.ended = true }
+                }
+                recorder?.streamEnded(key: key, master: store.package(key)?.multivariantPlaylist())
+                logger.info("stream ended", metadata: ["stream": "\(key)", "reason": "\(reason)"])
+            }
         }
-        store.update(stream.key) { package in
-            package?.ended = true
-            for name in package?.renditions.keys.map({ $0 }) ?? [] { package?.renditions[name]?.ended = true }
-        }
-        recorder?.streamEnded(key: stream.key, master: store.package(stream.key)?.multivariantPlaylist())
-        logger.info("stream ended", metadata: ["stream": "\(stream.key)", "reason": "\(e.reason)"])
     }
 
     private func publish(_ output: SegmenterOutput, rendition: String, key: String) {
@@ -327,9 +218,10 @@ final class PackagingPipeline: ZMQActorBody {
         var cursor: PackageCursor?
         store.update(key, chunksOnly: chunksOnly) { package in
             expired = package?.renditions[rendition]?.add(output, window: window, dvrWindow: dvrWindow) ?? []
-            if output.segment != nil, let p = package, let r = p.renditions[rendition], let last = r.segments.last {
+            if let segment = output.segment, let p = package, let r = p.renditions[rendition], let last = r.segments.last {
+                let offset = segment.programDateTime.map { $0 - Double(segment.startTime) / Double(r.track.timescale) }
                 cursor = PackageCursor(streamKey: key, rendition: rendition, generation: p.generation, lastSequence: last.sequence,
-                                       discontinuitySequence: r.edgeDiscontinuitySequence, initVersion: r.initVersion)
+                                       discontinuitySequence: r.edgeDiscontinuitySequence, initVersion: r.initVersion, clockOffset: offset)
             }
         }
         if let cursor { changedCursors[key + "/" + rendition] = cursor }

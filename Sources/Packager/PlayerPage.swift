@@ -104,19 +104,65 @@ enum PlayerPage {
           startNative();
         } else if (hlsJS) {
           window.storecastPlayer = 'hls.js';
-          waitForStream().then(() => {
+          window.storecastErrorDetails = [];
+          window.storecastRecoveries = 0;
+          let hls = null;
+          function startHlsJS() {
             // Low-latency mode; after a stall, play up to 1.5x until back at the target latency.
-            const hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5 });
+            // A shopper's player rides out an origin restart or a flaky network: a playlist, part
+            // or segment that fails is tried again for about 15 s (250 ms doubling to 2 s; hls.js
+            // gives up after 1-3 s by default) before the error is fatal. A fatal error is then
+            // recovered by the page: network errors load again, media errors reset the decoder.
+            const retry = { maxNumRetry: 10, retryDelayMs: 250, maxRetryDelayMs: 2000 };
+            const policy = (ttfb, load, timeouts) => ({ default: { maxTimeToFirstByteMs: ttfb, maxLoadTimeMs: load,
+              timeoutRetry: { maxNumRetry: timeouts, retryDelayMs: 0, maxRetryDelayMs: 0 }, errorRetry: retry } });
+            hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5,
+              manifestLoadPolicy: policy(10000, 20000, 2), playlistLoadPolicy: policy(10000, 20000, 2), fragLoadPolicy: policy(10000, 120000, 4) });
+            const current = hls;
             hls.on(Hls.Events.ERROR, (e, d) => {
-              if (!d.fatal) return;
+              if (!d.fatal || current !== hls) return;
               window.storecastErrors = (window.storecastErrors || 0) + 1;
-              say('Playback error: ' + d.details);
+              window.storecastErrorDetails.push(d.details);
+              if (d.type === Hls.ErrorTypes.MEDIA_ERROR) {
+                say('Recovering…');
+                hls.recoverMediaError();
+              } else if (d.type === Hls.ErrorTypes.NETWORK_ERROR) {
+                say('Reconnecting…');
+                setTimeout(() => { if (current === hls) hls.startLoad(); }, 1000);
+              } else {
+                say('Playback error: ' + d.details);
+              }
             });
             hls.loadSource(src);
             hls.attachMedia(video);
             window.storecastHls = hls;
             video.play().catch(() => say('Press play to start'));
-          });
+          }
+          // A live show whose media has a hole (an origin restarted and lost a moment of it)
+          // can leave hls.js waiting at the hole for good while the playlists go on: after 2.5 s
+          // without progress, with the live edge more than 3 s ahead (not the seller's own
+          // silence: then the edge waits too), the page jumps to media buffered past the hole, or starts the player again
+          // at the live edge.
+          let lastTime = -1, stuckSince = null;
+          setInterval(() => {
+            const details = hls && hls.latestLevelDetails;
+            const behind = details ? details.edge - video.currentTime : 0;
+            if (!hls || video.paused || video.currentTime === 0 || video.currentTime !== lastTime || video.readyState >= 3 || behind < 3) {
+              lastTime = video.currentTime; stuckSince = null; return;
+            }
+            stuckSince = stuckSince || performance.now();
+            if (performance.now() - stuckSince < 2500) return;
+            stuckSince = null;
+            window.storecastRecoveries++;
+            const b = video.buffered;
+            for (let i = 0; i < b.length; i++) {
+              if (b.start(i) > video.currentTime && b.start(i) - video.currentTime < 10) { video.currentTime = b.start(i) + 0.05; return; }
+            }
+            say('Catching up with the show…');
+            hls.destroy();
+            startHlsJS();
+          }, 1000);
+          waitForStream().then(startHlsJS);
         } else {
           window.storecastPlayer = 'native-fallback';
           startNative();

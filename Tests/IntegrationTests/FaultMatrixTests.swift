@@ -24,17 +24,21 @@ import Testing
         let publisher: ServiceProcess
         let watcher: RenditionWatcher
         let master: String
+        /// hls.js in Chromium, with STORECAST_FAULT_PLAYER=hls.js (bench/fault_matrix.sh).
+        let viewer: HlsJsViewer?
     }
 
-    static func watchedShow(_ stream: String, seconds: Int, workers: [String] = ["storecast-transcoder"], ingestArguments: [String] = []) async throws -> WatchedShow {
+    /// `player`: hls.js watches in Chromium even without STORECAST_FAULT_PLAYER.
+    static func watchedShow(_ stream: String, seconds: Int, workers: [String] = ["storecast-transcoder"], ingestArguments: [String] = [], player: Bool = false) async throws -> WatchedShow {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: stream)
-        try stack.start(workers: workers, ingestArguments: ingestArguments)
+        try stack.start(workers: workers, packagerArguments: try HlsJsViewer.packagerArguments(always: player), ingestArguments: ingestArguments)
         try await stack.waitUntilReady(workers: workers.count)
         let publisher = try Self.publisher(url: stack.rtmpURL(key: key), seconds: seconds, logDirectory: stack.logDirectory)
         let master = "\(stack.playbackBase)/live/shop/\(stream)/master.m3u8"
         do {
-            return WatchedShow(stack: stack, key: key, publisher: publisher, watcher: try await RenditionWatcher(masterURL: master), master: master)
+            let watcher = try await RenditionWatcher(masterURL: master)
+            return WatchedShow(stack: stack, key: key, publisher: publisher, watcher: watcher, master: master, viewer: try await HlsJsViewer.watch(stack, stream: stream, always: player))
         } catch {
             publisher.stop(grace: 1)
             throw error
@@ -80,6 +84,7 @@ import Testing
         let timelines = watcher.stop()
         let figures = Self.judge(timelines, windows: windows, end: end)
         print("fault matrix, publisher stalled: \(figures.joined(separator: "; "))")
+        if let viewer = show.viewer { print("fault matrix, publisher stalled: \(await viewer.finish("publisher stalled"))") }
         let after = await TestEnvironment.httpText(master)
         #expect(EndToEndTests.variants(after).count == 3, "every rung still listed: \(after)")
         #expect(publisher.isRunning, "the publisher kept publishing: \(publisher.log)")
@@ -92,12 +97,13 @@ import Testing
     @Test func aPublisherKilledAndBackAfterTwoSecondsContinuesTheShow() async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "lte")
-        try stack.start()
+        try stack.start(packagerArguments: try HlsJsViewer.packagerArguments())
         try await stack.waitUntilReady()
         let first = try Self.publisher(url: stack.rtmpURL(key: key), seconds: 60, logDirectory: stack.logDirectory)
         defer { first.stop(grace: 1) }
         let master = "\(stack.playbackBase)/live/shop/lte/master.m3u8"
         let watcher = try await RenditionWatcher(masterURL: master)
+        let viewer = try await HlsJsViewer.watch(stack, stream: "lte")
         let generation = await TestEnvironment.httpText(master).firstMatch(of: /\n([0-9a-z]+)\/360p\/index\.m3u8/).map { String($0.1) }
         try await Task.sleep(for: .seconds(6))
         let from = watcher.elapsed
@@ -111,6 +117,7 @@ import Testing
         // 2 s away, up to 1 s for the new encoder to start and be let in, one segment.
         let figures = Self.judge(timelines, windows: [("SIGKILL + back after 2 s", from...end, 2 + 1 + Self.segment)], end: end)
         print("fault matrix, publisher killed and back: \(figures.joined(separator: "; "))")
+        if let viewer { print("fault matrix, publisher killed and back: \(await viewer.finish("publisher killed and back"))") }
         let after = await TestEnvironment.httpText(master)
         #expect(after.contains("\n\(generation ?? "?")/360p/index.m3u8"), "the same package (generation \(generation ?? "none")): \(after)")
         for uri in watcher.renditions where !uri.contains("audio") {
@@ -138,6 +145,7 @@ import Testing
         let end = watcher.elapsed
         let figures = Self.judge(watcher.stop(), windows: [("transcoder kill -9", from...end, Self.segment)], end: end)
         print("fault matrix, transcoder killed: \(figures.joined(separator: "; "))")
+        if let viewer = show.viewer { print("fault matrix, transcoder killed: \(await viewer.finish("transcoder killed"))") }
         let holder = try await TranscoderPoolTests.leases(stack, currentOnly: true).first?.workerID
         #expect(holder != nil && holder != victim, "the other worker holds the stream: \(holder ?? "none")")
         _ = await stack.stop()
@@ -145,10 +153,12 @@ import Testing
 
     /// The packager killed (-9) or stopped (SIGTERM) mid-show and started again with the same
     /// command line, as systemd or Kubernetes would: the players following the media playlists
-    /// they had continue at the new live edge, without an ENDLIST.
+    /// they had continue at the new live edge, without an ENDLIST. hls.js on the player page
+    /// watches too: after SIGTERM it used to wait for good at the moment of media the stopping
+    /// packager took with it.
     @Test(arguments: ["kill -9", "SIGTERM"])
     func aRestartedPackagerContinuesTheShowForItsViewers(_ how: String) async throws {
-        let show = try await Self.watchedShow("origin", seconds: 70)
+        let show = try await Self.watchedShow("origin", seconds: 70, player: true)
         defer { show.publisher.stop(grace: 1) }
         let (stack, watcher, master) = (show.stack, show.watcher, show.master)
         try await Task.sleep(for: .seconds(6))
@@ -165,6 +175,7 @@ import Testing
         let end = watcher.elapsed
         let away = down + 1
         let figures = Self.judge(watcher.stop(), windows: [("packager \(how) + restart", from...end, away + Self.segment + 2)], end: end)
+        if let viewer = show.viewer { print("fault matrix, packager \(how): \(await viewer.finish("packager \(how)"))") }
         print("fault matrix, packager \(how): stopped in \(String(format: "%.2f", down)) s, master back after \(String(format: "%.2f", recovered)) s; \(figures.joined(separator: "; "))")
         _ = await stack.stop()
     }
@@ -208,6 +219,7 @@ import Testing
         // The stall itself is the consumer's silence; then every rendition goes on.
         let figures = Self.judge(watcher.stop(), windows: [("\(stuck) stuck 20 s", from...end, 20 + 2 * Self.segment)], end: end)
         print("fault matrix, \(stuck) stuck 20 s: \(figures.joined(separator: "; "))")
+        if let viewer = show.viewer { print("fault matrix, \(stuck) stuck 20 s: \(await viewer.finish("\(stuck) stuck"))") }
         _ = await stack.stop()
     }
 
@@ -265,6 +277,7 @@ import Testing
         let end = watcher.elapsed
         let figures = Self.judge(watcher.stop(), windows: [("PostgreSQL restarted (5 s down)", from...end, Self.segment)], end: end)
         print("fault matrix, PostgreSQL restarted: \(figures.joined(separator: "; "))")
+        if let viewer = show.viewer { print("fault matrix, PostgreSQL restarted: \(await viewer.finish("PostgreSQL restarted"))") }
 
         // What ingest recorded while the database was down reached it once it was back.
         #expect(asideEndedDuringOutage)
@@ -299,8 +312,9 @@ import Testing
     static func watchScriptedShow(_ name: String, frames: [Frame], bound: Double) async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "scripted")
-        try stack.start()
+        try stack.start(packagerArguments: try HlsJsViewer.packagerArguments())
         try await stack.waitUntilReady()
+        let viewer = try await HlsJsViewer.watch(stack, stream: "scripted")  // opened before the show, as a waiting shopper
         let started = ContinuousClock.now
         let publishing = Task { try await ScriptedPublisher.run(port: stack.rtmpPort, key: key, frames: frames) }
         let watcher = try await RenditionWatcher(masterURL: "\(stack.playbackBase)/live/shop/scripted/master.m3u8")
@@ -312,6 +326,7 @@ import Testing
         let timelines = watcher.stop()
         let figures = Self.judge(timelines, windows: [(name, from...end, bound)], end: end)
         print("fault matrix, \(name): \(figures.joined(separator: "; "))")
+        if let viewer { print("fault matrix, \(name): \(await viewer.finish(name))") }
         try await publishing.value
         _ = await stack.stop()
     }

@@ -113,7 +113,10 @@ enum PlayerPage {
             // or segment that fails is tried again for about 15 s (250 ms doubling to 2 s; hls.js
             // gives up after 1-3 s by default) before the error is fatal. A fatal error is then
             // recovered by the page: network errors load again, media errors reset the decoder.
-            const retry = { maxNumRetry: 10, retryDelayMs: 250, maxRetryDelayMs: 2000 };
+            // hls.js retries only 5xx and timeouts by default; a refused or reset connection (the
+            // origin restarting) it takes as a missing alternate and marks the segment a gap.
+            const retry = { maxNumRetry: 10, retryDelayMs: 250, maxRetryDelayMs: 2000,
+              shouldRetry: (config, count, timeout, response, retry) => retry || (count < config.maxNumRetry && (!response || response.code === 0)) };
             const policy = (ttfb, load, timeouts) => ({ default: { maxTimeToFirstByteMs: ttfb, maxLoadTimeMs: load,
               timeoutRetry: { maxNumRetry: timeouts, retryDelayMs: 0, maxRetryDelayMs: 0 }, errorRetry: retry } });
             hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5,
@@ -139,11 +142,11 @@ enum PlayerPage {
             video.play().catch(() => say('Press play to start'));
           }
           // A live show whose media has a hole (an origin restarted and lost a moment of it)
-          // can leave hls.js waiting at the hole for good while the playlists go on: after 2.5 s
+          // can leave hls.js waiting at the hole for good while the playlists go on. After 4 s
           // without progress, with the live edge more than 3 s ahead (not the seller's own
-          // silence: then the edge waits too), the page jumps to media buffered past the hole, or starts the player again
-          // at the live edge.
-          let lastTime = -1, stuckSince = null;
+          // silence: then the edge waits too), the page jumps to media buffered past the hole,
+          // else to hls.js's live position; stuck again within 15 s, it starts hls.js again.
+          let lastTime = -1, stuckSince = null, lastJump = -Infinity;
           setInterval(() => {
             const details = hls && hls.latestLevelDetails;
             const behind = details ? details.edge - video.currentTime : 0;
@@ -151,12 +154,19 @@ enum PlayerPage {
               lastTime = video.currentTime; stuckSince = null; return;
             }
             stuckSince = stuckSince || performance.now();
-            if (performance.now() - stuckSince < 2500) return;
+            if (performance.now() - stuckSince < 4000) return;
             stuckSince = null;
             window.storecastRecoveries++;
             const b = video.buffered;
             for (let i = 0; i < b.length; i++) {
               if (b.start(i) > video.currentTime && b.start(i) - video.currentTime < 10) { video.currentTime = b.start(i) + 0.05; return; }
+            }
+            const live = hls.liveSyncPosition;
+            if (performance.now() - lastJump > 15000 && live && live > video.currentTime + 1) {
+              lastJump = performance.now();
+              say('Catching up with the show…');
+              video.currentTime = live;
+              return;
             }
             say('Catching up with the show…');
             hls.destroy();

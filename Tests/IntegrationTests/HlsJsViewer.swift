@@ -91,9 +91,14 @@ final class HlsJsViewer: @unchecked Sendable {
         let tail = samples.filter { $0.at >= (last?.at ?? 0) - 5 }
         let advanced = (tail.last?.currentTime ?? 0) - (tail.first?.currentTime ?? 0)
         let stalls = last?.stalls ?? []
+        // The longest time the video's time stood still while playing, from the samples (1 s apart).
+        var frozen = 0.0, since: Sample?
+        for s in samples where s.currentTime > 0 {
+            if let start = since, s.currentTime <= start.currentTime + 0.05 { frozen = max(frozen, s.at - start.at) } else { since = s }
+        }
         #expect(samples.contains { $0.player == "hls.js" && $0.currentTime > 0 }, "\(fault): hls.js played: \(samples.suffix(3))")
         #expect((last?.fatalErrors ?? -1) == 0, "\(fault): no fatal hls.js error: \(last?.errors ?? "no sample")")
         #expect(advanced >= 3, "\(fault): hls.js still playing at the end: \(String(format: "%.1f", advanced)) s of video over the last 5 s; \(samples.suffix(8).map { "at \(String(format: "%.0f", $0.at)) s: time \(String(format: "%.2f", $0.currentTime)), \($0.state)" })")
-        return "hls.js: played \(String(format: "%.1f", last?.currentTime ?? 0)) s, fatal errors \(last?.fatalErrors ?? -1), watchdog recoveries \(last?.recoveries ?? 0), stalls \(stalls.map { String(format: "%.2f", $0) }) s, still playing (+\(String(format: "%.1f", advanced)) s over the last 5 s)"
+        return "hls.js: played \(String(format: "%.1f", last?.currentTime ?? 0)) s, fatal errors \(last?.fatalErrors ?? -1), watchdog recoveries \(last?.recoveries ?? 0), longest freeze \(String(format: "%.0f", frozen)) s (sampled each second), stalls \(stalls.map { String(format: "%.2f", $0) }) s, still playing (+\(String(format: "%.1f", advanced)) s over the last 5 s)"
     }
 }

@@ -133,9 +133,7 @@ final class PackagingPipeline: ZMQActorBody {
         }
         let package = store.package(key)
         let listed = package.map { p in p.renditions.mapValues(\.edge.lastSequence) }
-        let actions = packager.announce(a, listed: listed, resumption: package == nil ? resumptions[key] : nil, wallClock: Date())
-        if actions.contains(where: { if case .started = $0 { true } else { false } }) { lifecycle.started(a.streamID, key: key) }
-        carryOut(actions)
+        carryOut(packager.announce(a, listed: listed, resumption: package == nil ? resumptions[key] : nil, wallClock: Date()))
     }
 
     private func unit(_ u: AccessUnit) {
@@ -155,7 +153,8 @@ final class PackagingPipeline: ZMQActorBody {
     private func carryOut(_ actions: [StreamPackager.Action]) {
         for action in actions {
             switch action {
-            case .started(let key, let tenant, let stream):
+            case .started(let streamID, let key, let tenant, let stream):
+                lifecycle.started(streamID, key: key)
                 recorder?.streamStarted(key: key, tenant: tenant, stream: stream)
             case .resumed(let key, let generation):
                 resumptions[key] = nil

@@ -15,9 +15,9 @@ struct StreamPackager {
         var chunkTarget: Double
     }
 
-    enum Action: Equatable {
+    enum Action {
         /// A stream this packager had not seen (a show starting, or starting again).
-        case started(key: String, tenant: String, stream: String)
+        case started(streamID: Int64, key: String, tenant: String, stream: String)
         /// A package served before this packager restarted is continued.
         case resumed(key: String, generation: String)
         /// What a segmenter finished: list it (and record and archive the segment).
@@ -35,24 +35,6 @@ struct StreamPackager {
         case replayedUnitsDropped(Int)
         case audioCutsMisaligned(Int)
         case ended(key: String, reason: String)
-
-        static func == (a: Action, b: Action) -> Bool {
-            switch (a, b) {
-            case let (.install(k1, s1, t1, n1, r1, g1), .install(k2, s2, t2, n2, r2, g2)):
-                return (k1, s1, t1, n1, g1) == (k2, s2, t2, n2, g2) && r1.keys.sorted() == r2.keys.sorted()
-            case let (.started(a1, b1, c1), .started(a2, b2, c2)): return (a1, b1, c1) == (a2, b2, c2)
-            case let (.resumed(a1, b1), .resumed(a2, b2)): return (a1, b1) == (a2, b2)
-            case let (.publish(o1, r1, k1), .publish(o2, r2, k2)): return o1 == o2 && r1 == r2 && k1 == k2
-            case let (.retire(k1, r1), .retire(k2, r2)): return k1 == k2 && r1 == r2
-            case let (.refusedTrack(a1, b1, c1), .refusedTrack(a2, b2, c2)): return (a1, b1, c1) == (a2, b2, c2)
-            case let (.packaging(k1, r1), .packaging(k2, r2)): return k1 == k2 && r1 == r2
-            case let (.spliced(a1, b1, c1), .spliced(a2, b2, c2)): return (a1, b1, c1) == (a2, b2, c2)
-            case let (.replayedUnitsDropped(x), .replayedUnitsDropped(y)): return x == y
-            case let (.audioCutsMisaligned(x), .audioCutsMisaligned(y)): return x == y
-            case let (.ended(a1, b1), .ended(a2, b2)): return (a1, b1) == (a2, b2)
-            default: return false
-            }
-        }
     }
 
     struct Stream {
@@ -97,7 +79,7 @@ struct StreamPackager {
         let starting = streams[a.streamID] == nil
         if !starting, !a.discontinuity, streams[a.streamID]?.announce == a { return [] }  // the transcoder's repeat
         var actions: [Action] = []
-        if starting { actions.append(.started(key: key, tenant: a.tenant, stream: a.streamName)) }
+        if starting { actions.append(.started(streamID: a.streamID, key: key, tenant: a.tenant, stream: a.streamName)) }
         var stream = streams[a.streamID] ?? Stream(key: key)
         stream.heard = true
         stream.announce = a

@@ -9,7 +9,8 @@ import Synchronization
 /// tried again; what is given up is logged and counted, never lost silently.
 ///
 /// Metrics: `storecast_database_writes_pending`, `storecast_database_writes_retried_total{what}`
-/// (written after waiting out an outage: tried again, or queued behind a write that was) and `storecast_database_writes_dropped_total{what,reason}`.
+/// (written after waiting out an outage: tried again, or queued behind a write that was) and
+/// `storecast_database_writes_dropped_total{what,reason}`.
 public final class DatabaseWriteBehind: Sendable {
     public typealias Write = @Sendable (PostgresConnection) throws -> Void
 
@@ -31,16 +32,12 @@ public final class DatabaseWriteBehind: Sendable {
         wake.finish()
     }
 
-    private var pendingGauge: Gauge { writer.pendingGauge }
-    private var logger: Logger { writer.logger }
-    private func report(_ dropped: [PendingWrites<Write>.Dropped]) { writer.report(dropped) }
-
     /// Queues `write`. With a `key`, it replaces a pending write with the same key (only the
     /// latest value matters, such as a stream's status).
     public func record(_ what: String, key: String? = nil, _ write: @escaping Write) {
         let (dropped, count) = writer.pending.withLock { p in (p.record(what, key: key, write: write, now: .now), p.count) }
-        report(dropped)
-        pendingGauge.record(count)
+        writer.report(dropped)
+        writer.pendingGauge.record(count)
         wake.yield()
     }
 
@@ -55,7 +52,7 @@ public final class DatabaseWriteBehind: Sendable {
         }
         let left = writer.pending.withLock { $0.count }
         if left > 0 {
-            logger.error("database writes not written before shutdown; they are lost", metadata: ["pending": "\(left)"])
+            writer.logger.error("database writes not written before shutdown; they are lost", metadata: ["pending": "\(left)"])
             Counter(label: "storecast_database_writes_dropped_total", dimensions: [("what", "any"), ("reason", "shutdown")]).increment(by: left)
         }
         return left == 0

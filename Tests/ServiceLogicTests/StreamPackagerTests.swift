@@ -74,7 +74,7 @@ import Testing
 
     static func summary(_ action: StreamPackager.Action) -> String? {
         switch action {
-        case .started(let key, _, _): "started \(key)"
+        case .started(_, let key, _, _): "started \(key)"
         case .resumed(_, let generation): "resumed \(generation)"
         case .publish(let output, let rendition, _):
             output.segment.map { "\(rendition) #\($0.sequence)\($0.discontinuity ? " after a discontinuity" : "")" }

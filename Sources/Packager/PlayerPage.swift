@@ -110,12 +110,12 @@ enum PlayerPage {
           function startHlsJS() {
             // Low-latency mode; after a stall, play up to 1.5x until back at the target latency.
             // A shopper's player rides out an origin restart or a flaky network: a playlist, part
-            // or segment that fails is tried again for about 15 s (250 ms doubling to 2 s; hls.js
+            // or segment that fails is tried again for about 15 s (250 ms doubling to 1 s; hls.js
             // gives up after 1-3 s by default) before the error is fatal. A fatal error is then
             // recovered by the page: network errors load again, media errors reset the decoder.
             // hls.js retries only 5xx and timeouts by default; a refused or reset connection (the
             // origin restarting) it takes as a missing alternate and marks the segment a gap.
-            const retry = { maxNumRetry: 10, retryDelayMs: 250, maxRetryDelayMs: 2000,
+            const retry = { maxNumRetry: 16, retryDelayMs: 250, maxRetryDelayMs: 1000,
               shouldRetry: (config, count, timeout, response, retry) => retry || (count < config.maxNumRetry && (!response || response.code === 0)) };
             const policy = (ttfb, load, timeouts) => ({ default: { maxTimeToFirstByteMs: ttfb, maxLoadTimeMs: load,
               timeoutRetry: { maxNumRetry: timeouts, retryDelayMs: 0, maxRetryDelayMs: 0 }, errorRetry: retry } });
@@ -142,10 +142,13 @@ enum PlayerPage {
             video.play().catch(() => say('Press play to start'));
           }
           // A live show whose media has a hole (an origin restarted and lost a moment of it)
-          // can leave hls.js waiting at the hole for good while the playlists go on. After 4 s
-          // without progress, with the live edge more than 3 s ahead (not the seller's own
-          // silence: then the edge waits too), the page jumps to media buffered past the hole,
-          // else to hls.js's live position; stuck again within 15 s, it starts hls.js again.
+          // can leave hls.js waiting at the hole for good while the playlists go on. Without
+          // progress, with the live edge more than 3 s ahead (not the seller's own silence: then
+          // the edge waits too), the page jumps to media buffered past the hole, else to
+          // hls.js's live position; stuck again within 15 s, it starts hls.js again. It waits
+          // 1 s where the playlist no longer lists the moment the video stands at (that media is
+          // gone for good: a restarted origin began later), 4 s otherwise (hls.js recovers a
+          // publisher's reconnect by itself).
           let lastTime = -1, stuckSince = null, lastJump = -Infinity;
           setInterval(() => {
             const details = hls && hls.latestLevelDetails;
@@ -154,7 +157,8 @@ enum PlayerPage {
               lastTime = video.currentTime; stuckSince = null; return;
             }
             stuckSince = stuckSince || performance.now();
-            if (performance.now() - stuckSince < 4000) return;
+            const gone = details.fragments.length > 0 && details.fragments[0].start > video.currentTime + 0.1;
+            if (performance.now() - stuckSince < (gone ? 1000 : 4000)) return;
             stuckSince = null;
             window.storecastRecoveries++;
             const b = video.buffered;
@@ -171,7 +175,7 @@ enum PlayerPage {
             say('Catching up with the show…');
             hls.destroy();
             startHlsJS();
-          }, 1000);
+          }, 500);
           waitForStream().then(startHlsJS);
         } else {
           window.storecastPlayer = 'native-fallback';

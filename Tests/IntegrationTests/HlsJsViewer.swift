@@ -87,6 +87,9 @@ final class HlsJsViewer: @unchecked Sendable {
         sampler?.cancel()
         await sampler?.value
         await browser.close()
+        if ProcessInfo.processInfo.environment["STORECAST_FAULT_TRACE"] != nil {
+            for s in samples { print("trace \(fault) at \(String(format: "%.1f", s.at)) s: time \(String(format: "%.2f", s.currentTime)), \(s.state)") }
+        }
         let last = samples.last
         let tail = samples.filter { $0.at >= (last?.at ?? 0) - 5 }
         let advanced = (tail.last?.currentTime ?? 0) - (tail.first?.currentTime ?? 0)

@@ -16,6 +16,8 @@ public enum ControlAPI {
     struct CreateTenant: Decodable { var slug: String; var name: String?; var maxConcurrentStreams: Int? }
     struct SecretRotation: Decodable { var graceSeconds: Int? }
     struct SourceLimitsBody: Decodable { var maxShortSide: Int; var maxFrameRate: Double }
+    struct StorageQuotaBody: Decodable { var bytes: Int64 }
+    struct StorageUse: Encodable { var tenant: String; var quotaBytes: Int64; var recordingsBytes: Int64; var state: String }
     struct CreateStream: Decodable { var slug: String; var title: String?; var visibility: String? }
     struct Visibility: Decodable { var visibility: String }
     struct TokenRequest: Decodable { var ttlSeconds: Int? }
@@ -162,6 +164,26 @@ public enum ControlAPI {
                 throw APIError.notFound("no tenant \(tenant)")
             }
             return try json(["tenant": tenant, "maxShortSide": "\(body.maxShortSide)", "maxFrameRate": "\(body.maxFrameRate)"])
+        }
+        // Fair share of disk: what the tenant may keep in recordings and DVR media.
+        v1.put("tenants/:tenant/storage-quota") { request, context -> Response in
+            let tenant = try context.parameters.require("tenant")
+            let body = try await decode(StorageQuotaBody.self, request, context)
+            guard (0...(1 << 50)).contains(body.bytes) else { throw APIError.badRequest("bytes must be from 0 to \(1 << 50)") }
+            guard try await guarded({ try await catalog.database.run { try RecordingStore.setQuota($0, tenant: tenant, bytes: body.bytes) } }) else {
+                throw APIError.notFound("no tenant \(tenant)")
+            }
+            return try json(["tenant": tenant, "quotaBytes": "\(body.bytes)"])
+        }
+        // The tenant's recordings against its quota ("full": recordings stop, DVR is not archived).
+        v1.get("tenants/:tenant/storage") { _, context -> Response in
+            let tenant = try context.parameters.require("tenant")
+            guard Slug.isValid(tenant),
+                  let use = try await guarded({ try await catalog.database.run { try RecordingStore.usage($0, tenants: [tenant], node: "")[tenant] } }) else {
+                throw APIError.notFound("no tenant \(tenant)")
+            }
+            return try json(StorageUse(tenant: tenant, quotaBytes: use.quotaBytes, recordingsBytes: use.recordedBytes,
+                                       state: use.recordedBytes >= use.quotaBytes ? "full" : "ok"))
         }
         // A new playback secret for the tenant; the old one keeps playing for the grace period.
         v1.post("tenants/:tenant/playback-secret/rotate") { request, context -> Response in

@@ -11,6 +11,8 @@ import Synchronization
 /// edge wait for the disk, and the packaging thread never waits for either. A disk slower than
 /// the streams gets at most `maximumQueuedBytes` waiting: past that a segment is not written
 /// (counted and logged; seeking back to it answers 503) instead of memory growing without end.
+/// Files count against their tenant's storage quota (`TenantStorage`): a segment that would go
+/// past it is not archived either.
 public final class DVRArchive: Sendable {
     public static let maximumQueuedBytes = 256 << 20
     private let root: String
@@ -21,12 +23,19 @@ public final class DVRArchive: Sendable {
     private let skipped = Counter(label: "storecast_packager_dvr_writes_skipped_total")
     private let queuedBytes = Atomic<Int>(0)
     private let limit: Int
+    private let storage: TenantStorage?
+    /// The size of every file on disk, by path (touched only on the write queue).
+    private let sizes = Mutex<[String: Int64]>([:])
 
-    public init(root: String, logger: Logger, maximumQueuedBytes: Int = DVRArchive.maximumQueuedBytes) {
+    public init(root: String, logger: Logger, maximumQueuedBytes: Int = DVRArchive.maximumQueuedBytes, storage: TenantStorage? = nil) {
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
         self.logger = logger
         self.limit = maximumQueuedBytes
+        self.storage = storage
     }
+
+    /// The tenant of a stream key (`tenant/stream`).
+    static func tenant(_ key: String) -> String { String(key.prefix { $0 != "/" }) }
 
     /// Bytes handed over and not yet on disk.
     public var queued: Int { queuedBytes.load(ordering: .relaxed) }
@@ -47,8 +56,12 @@ public final class DVRArchive: Sendable {
     func write(_ key: String, rendition: String, segment: PackagedSegment) -> Bool {
         guard let file = path(key, rendition, segment.sequence) else { return false }
         let size = segment.bytes.count
+        let tenant = Self.tenant(key)
+        if let storage, case .refuse = storage.admit(tenant, Int64(size), for: .dvr) { return false }
+        storage?.add(tenant, Int64(size), for: .dvr)  // reserved now: writes queued behind it see it
         guard queuedBytes.add(size, ordering: .relaxed).newValue <= limit else {
             queuedBytes.subtract(size, ordering: .relaxed)
+            storage?.add(tenant, -Int64(size), for: .dvr)
             skipped.increment()
             logger.error("DVR disk is behind: segment not written; seeking back to it will fail. Check the disk under --dvr-dir or shorten --dvr-window.",
                          metadata: ["file": "\(file.path)", "queued_bytes": "\(queued)"])
@@ -59,7 +72,10 @@ public final class DVRArchive: Sendable {
             do {
                 try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try MediaFile.save(file.path, segment.bytes)
+                let previous = sizes.withLock { $0.updateValue(Int64(size), forKey: file.path) } ?? 0
+                if previous > 0 { storage?.add(tenant, -previous, for: .dvr) }  // the same file again
             } catch {
+                storage?.add(tenant, -Int64(size), for: .dvr)
                 failures.increment()
                 logger.error("DVR segment not written; seeking back to it will fail", metadata: ["file": "\(file.path)", "reason": "\(MediaFile.reason(error))"])
             }
@@ -74,13 +90,24 @@ public final class DVRArchive: Sendable {
     func delete(_ key: String, rendition: String, sequences: [Int]) {
         guard !sequences.isEmpty else { return }
         let files = sequences.compactMap { path(key, rendition, $0) }
-        writes.async { for f in files { try? FileManager.default.removeItem(at: f) } }
+        writes.async { [self] in
+            for f in files where (try? FileManager.default.removeItem(at: f)) != nil { released(key, [f.path]) }
+        }
     }
 
     /// Deletes everything of a stream that left memory.
     func deleteStream(_ key: String) {
         guard let dir = try? ContainedPath.join(root, streamKey: key) else { return }
-        writes.async { try? FileManager.default.removeItem(atPath: dir) }
+        writes.async { [self] in
+            try? FileManager.default.removeItem(atPath: dir)
+            released(key, sizes.withLock { $0.keys.filter { $0.hasPrefix(dir + "/") } })
+        }
+    }
+
+    /// Files of `key` gone from disk: their bytes leave the tenant's use.
+    private func released(_ key: String, _ paths: [String]) {
+        let freed = sizes.withLock { s in paths.reduce(Int64(0)) { $0 + (s.removeValue(forKey: $1) ?? 0) } }
+        if freed > 0 { storage?.add(Self.tenant(key), -freed, for: .dvr) }
     }
 
     /// Reads one archived segment off the request path's threads.

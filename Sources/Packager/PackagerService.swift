@@ -76,8 +76,12 @@ public final class PackagerService: Service, Sendable {
         // Facts about live streams that nothing waits for (cursors, recordings' outcomes): retried
         // while the database is away.
         let writes = database.map { DatabaseWriteBehind(database: $0, logger: logger) }
-        let recorder = writes.map { Recorder(writes: $0, root: config.recordingsDirectory, node: config.node, logger: logger) }
-        let dvr = config.dvrWindow > 0 ? DVRArchive(root: config.dvrDirectory, logger: logger) : nil
+        // Each tenant's recordings and DVR files against its storage quota (read from the database).
+        let storage = database.map { _ in TenantStorage(logger: logger) }
+        let recorder = writes.map { Recorder(writes: $0, root: config.recordingsDirectory, node: config.node, storage: storage!, logger: logger) }
+        let dvr = config.dvrWindow > 0 ? DVRArchive(root: config.dvrDirectory, logger: logger, storage: storage) : nil
+        let quotas = Task { if let storage, let database { await storage.refresh(from: database, node: config.node) } }
+        defer { quotas.cancel() }
         // Packages this node served before a restart (kill -9, a deploy): continued when their
         // streams come back, so players' media playlist URLs stay valid.
         var resume: [PackageCursor] = []

@@ -12,13 +12,15 @@ import Synchronization
 /// PostgreSQL (written on the database thread). At session end each rendition gets a VOD
 /// playlist (`EXT-X-PLAYLIST-TYPE:VOD`, `EXT-X-ENDLIST`) and the recording becomes ready. Any
 /// write error (a full disk) marks the recording failed with the reason and stops writing it;
-/// so does a disk too slow to keep up (`maximumQueuedBytes` waiting). Live serving never waits.
+/// so does a disk too slow to keep up (`maximumQueuedBytes` waiting). A recording that reaches its
+/// tenant's storage quota (`TenantStorage`) stops there: what was written gets its VOD playlists
+/// and the row says `truncated`, with the reason. Live serving never waits.
 public final class Recorder: Sendable {
     public static let maximumQueuedBytes = 256 << 20
 
     enum Job: Sendable {
         case start(key: String, tenant: String, stream: String)
-        case decided(key: String, recording: (id: Int64, path: String)?)
+        case decided(key: String, recording: (id: Int64, path: String, tenant: String)?)
         case segment(key: String, rendition: String, initSegment: [UInt8], segment: PackagedSegment, targetDuration: Double)
         case end(key: String, master: String?)
         case overflow(key: String)
@@ -34,14 +36,25 @@ public final class Recorder: Sendable {
 
     struct Active {
         var id: Int64
+        var tenant: String
         var path: URL
         var renditions: [String: RenditionLog] = [:]
         var bytes: Int64 = 0
+        /// Bytes last written to the row (other packagers count them against the quota).
+        var reported: Int64 = 0
+
+        /// The longest rendition's recorded seconds.
+        var duration: Double { renditions.values.map { $0.entries.reduce(0) { $0 + $1.duration } }.max() ?? 0 }
     }
+
+    /// A recording in progress reports its size to its row every this many bytes.
+    static let progressEvery: Int64 = 1 << 20
 
     enum Phase {
         case deciding([Job])
         case recording(Active)
+        /// Stopped at the tenant's quota: the session's end only adds the master playlist here.
+        case truncated(URL)
         case off
     }
 
@@ -53,10 +66,13 @@ public final class Recorder: Sendable {
     private let root: String
     private let node: String
     private let logger: Logger
+    private let storage: TenantStorage
     private let failures = Counter(label: "storecast_packager_recordings_failed_total")
     private let written = Counter(label: "storecast_packager_recorded_bytes_total")
+    private let truncations = Counter(label: "storecast_packager_recordings_truncated_total")
 
-    public init(writes: DatabaseWriteBehind, root: String, node: String, logger: Logger) {
+    public init(writes: DatabaseWriteBehind, root: String, node: String, storage: TenantStorage, logger: Logger) {
+        self.storage = storage
         self.database = writes.database
         self.writes = writes
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
@@ -98,9 +114,11 @@ public final class Recorder: Sendable {
         case .start(let key, let tenant, let stream):
             phases.withLock { $0[key] = .deciding([]) }
             let (root, node) = (self.root, self.node)
+            let storage = self.storage
             database.submit({ db in
                 let recording = try RecordingStore.startIfEnabled(db, tenant: tenant, stream: stream, node: node, root: root)
-                self.enqueue(.decided(key: key, recording: recording))
+                if recording != nil, let quota = try? RecordingStore.usage(db, tenants: [tenant], node: node)[tenant] { storage.update(tenant, quota) }
+                self.enqueue(.decided(key: key, recording: recording.map { ($0.id, $0.path, tenant) }))
             }, onError: { error in
                 self.logger.error("cannot tell whether the stream records; not recording this session", metadata: ["stream": "\(key)", "error": "\(error)"])
                 self.enqueue(.decided(key: key, recording: nil))
@@ -114,7 +132,7 @@ public final class Recorder: Sendable {
                 return
             }
             logger.info("recording", metadata: ["stream": "\(key)", "recording": "\(recording.id)", "path": "\(recording.path)"])
-            phases.withLock { $0[key] = .recording(Active(id: recording.id, path: URL(fileURLWithPath: recording.path))) }
+            phases.withLock { $0[key] = .recording(Active(id: recording.id, tenant: recording.tenant, path: URL(fileURLWithPath: recording.path))) }
             for job in waiting { handle(job) }
         case .segment(let key, let rendition, let initSegment, let segment, let target):
             defer { queuedBytes.subtract(segment.bytes.count, ordering: .relaxed) }
@@ -124,8 +142,20 @@ public final class Recorder: Sendable {
                 phases.withLock { $0[key] = .deciding(waiting) }
                 queuedBytes.add(segment.bytes.count, ordering: .relaxed)  // still held, in the waiting list
             case .recording(var active)?:
+                let adding = Int64(segment.bytes.count + (active.renditions[rendition]?.lastInit == initSegment ? 0 : initSegment.count))
+                if case .refuse(let reason) = storage.admit(active.tenant, adding, for: .recording) {
+                    truncate(key, active, reason: reason)
+                    return
+                }
                 do {
+                    let before = active.bytes
+                    defer { storage.add(active.tenant, active.bytes - before, for: .recording) }
                     try append(segment, initSegment: initSegment, rendition: rendition, targetDuration: target, into: &active)
+                    if active.bytes - active.reported >= Self.progressEvery {
+                        let (id, bytes) = (active.id, active.bytes)
+                        active.reported = bytes
+                        writes.record("recording progress", key: "recording-progress-\(id)") { try RecordingStore.reportProgress($0, id: id, bytes: bytes) }
+                    }
                     phases.withLock { $0[key] = .recording(active) }
                 } catch {
                     fail(key, active, reason: "writing \(rendition)/\(PlaylistURIs.plain.segment(segment.sequence)) failed: \(MediaFile.reason(error))")
@@ -139,6 +169,9 @@ public final class Recorder: Sendable {
                 phases.withLock { $0[key] = .deciding(waiting) }
             case .recording(let active)?:
                 finalize(key, active, master: master)
+            case .truncated(let path)?:
+                phases.withLock { $0[key] = nil }
+                if let master { try? MediaFile.save(path.appendingPathComponent("master.m3u8").path, Array(master.utf8)) }
             default:
                 phases.withLock { $0[key] = nil }
             }
@@ -174,7 +207,7 @@ public final class Recorder: Sendable {
         active.renditions[rendition] = log
     }
 
-    private func finalize(_ key: String, _ active: Active, master: String?) {
+    private func finalize(_ key: String, _ active: Active, master: String?, truncated: String? = nil) {
         phases.withLock { $0[key] = nil }
         do {
             for (name, log) in active.renditions {
@@ -187,15 +220,34 @@ public final class Recorder: Sendable {
             fail(key, active, reason: "writing the VOD playlists failed: \(MediaFile.reason(error))")
             return
         }
-        let duration = active.renditions.values.map { $0.entries.reduce(0) { $0 + $1.duration } }.max() ?? 0
+        let duration = active.duration
         let (id, bytes) = (active.id, active.bytes)
+        storage.recordingEnded(active.tenant, bytes: bytes)
+        if let reason = truncated {
+            writes.record("recording truncated") { try RecordingStore.markTruncated($0, id: id, error: reason, durationSeconds: duration, bytes: bytes) }
+            logger.warning("recording stopped at the tenant's storage quota; what was written plays", metadata: ["stream": "\(key)", "recording": "\(id)", "seconds": "\(duration)", "bytes": "\(bytes)", "reason": "\(reason)"])
+            return
+        }
         writes.record("recording ready") { try RecordingStore.markReady($0, id: id, durationSeconds: duration, bytes: bytes) }
         logger.info("recording ready", metadata: ["stream": "\(key)", "recording": "\(id)", "seconds": "\(duration)", "bytes": "\(bytes)"])
+    }
+
+    /// The tenant's quota is reached: what was written becomes a playable (shorter) recording;
+    /// with nothing written yet, the recording failed for that reason. Either way it stops.
+    private func truncate(_ key: String, _ active: Active, reason: String) {
+        truncations.increment()
+        guard active.renditions.values.contains(where: { !$0.entries.isEmpty }) else {
+            fail(key, active, reason: reason)
+            return
+        }
+        finalize(key, active, master: nil, truncated: reason)
+        phases.withLock { $0[key] = .truncated(active.path) }  // the rest of the session is not recorded
     }
 
     private func fail(_ key: String, _ active: Active, reason: String) {
         phases.withLock { $0[key] = .off }
         failures.increment()
+        storage.recordingEnded(active.tenant, bytes: active.bytes)
         logger.error("recording failed; live playback continues", metadata: ["stream": "\(key)", "recording": "\(active.id)", "reason": "\(reason)"])
         let (id, bytes) = (active.id, active.bytes)
         writes.record("recording failed") { try RecordingStore.markFailed($0, id: id, error: reason, bytes: bytes) }

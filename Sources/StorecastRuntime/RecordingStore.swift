@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import StorecastWire
 
 /// Recording rows in PostgreSQL: which streams record, and the state of each recorded session
 /// (recording, then ready or failed with the reason). Calls block: use them on the database
@@ -44,6 +45,42 @@ public enum RecordingStore {
         _ = try db.execute(
             "UPDATE recordings SET state = 'failed', error = $2, bytes = $3, ended_at = now() WHERE id = $1 AND state = 'recording'",
             [String(id), error, String(bytes)])
+    }
+
+    /// A recording cut short by the tenant's storage quota: what was written stays playable.
+    public static func markTruncated(_ db: PostgresConnection, id: Int64, error: String, durationSeconds: Double, bytes: Int64) throws {
+        _ = try db.execute(
+            "UPDATE recordings SET state = 'truncated', error = $2, duration_seconds = $3, bytes = $4, ended_at = now() WHERE id = $1 AND state = 'recording'",
+            [String(id), error, String(durationSeconds), String(bytes)])
+    }
+
+    /// The bytes a recording in progress has written so far (counted against its tenant's quota
+    /// by every packager).
+    public static func reportProgress(_ db: PostgresConnection, id: Int64, bytes: Int64) throws {
+        _ = try db.execute("UPDATE recordings SET bytes = $2 WHERE id = $1 AND state = 'recording'", [String(id), String(bytes)])
+    }
+
+    /// Each of `tenants`' storage quota and the bytes of its recordings, less the recordings
+    /// `node` is writing now (that packager counts those itself; "" counts everything).
+    public static func usage(_ db: PostgresConnection, tenants: [String], node: String) throws -> [String: StorageQuota] {
+        let rows = try db.execute(
+            """
+            SELECT t.slug, t.storage_quota_bytes AS quota,
+                   COALESCE((SELECT SUM(r.bytes) FROM recordings r JOIN streams s ON s.id = r.stream_id
+                             WHERE s.tenant_id = t.id AND NOT (r.state = 'recording' AND r.packager_node = $2)), 0) AS recorded
+            FROM tenants t WHERE t.slug = ANY(string_to_array($1, ','))
+            """, [tenants.filter(Slug.isValid).joined(separator: ","), node])
+        var usage: [String: StorageQuota] = [:]
+        for i in 0..<rows.count {
+            guard let slug = rows.value(i, "slug"), let quota = rows.int(i, "quota") else { continue }
+            usage[slug] = StorageQuota(quotaBytes: quota, recordedBytes: rows.int(i, "recorded") ?? 0)
+        }
+        return usage
+    }
+
+    /// Returns false when there is no such tenant.
+    public static func setQuota(_ db: PostgresConnection, tenant: String, bytes: Int64) throws -> Bool {
+        try db.execute("UPDATE tenants SET storage_quota_bytes = $2 WHERE slug = $1", [tenant, String(bytes)]).affected > 0
     }
 
     /// A restarted packager cannot finish what its previous run was writing.

@@ -83,4 +83,76 @@ import Testing
         #expect(before >= 0 && advanced, "live segments after the failure: \(before) → \(after)")
         _ = await stack.stop()
     }
+
+    /// Bytes of every file under `dir`.
+    static func diskBytes(_ dir: URL) -> Int {
+        let files = FileManager.default.enumerator(at: dir, includingPropertiesForKeys: [.fileSizeKey])
+        return (files?.allObjects as? [URL] ?? []).reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
+    }
+
+    /// A tenant's storage quota covers its recordings and DVR files: the recording that reaches
+    /// it stops there, stays playable and says why; the next session records nothing and says
+    /// why; the DVR files stay within it; live playback goes on in every rendition.
+    @Test func aTenantAtItsStorageQuotaGetsATruncatedRecordingAndLiveGoesOn() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "quota")
+        let extraKey = try await stack.provisionStream(tenant: "shop", stream: "extra")
+        let (recordings, dvr) = (stack.logDirectory.appendingPathComponent("recordings"), stack.logDirectory.appendingPathComponent("dvr"))
+        try stack.start(packagerArguments: ["--recordings-dir", recordings.path, "--dvr-window", "300", "--dvr-dir", dvr.path])
+        try await stack.waitUntilReady()
+        let api = "http://127.0.0.1:\(stack.apiPort)/v1/tenants"
+        let quota = 2_000_000
+        #expect(await TestEnvironment.http("PUT", "\(api)/shop/storage-quota", json: #"{"bytes": -1}"#)?.status == 400)
+        #expect(await TestEnvironment.http("PUT", "\(api)/nobody/storage-quota", json: #"{"bytes": 1}"#)?.status == 404)
+        #expect(await TestEnvironment.http("PUT", "\(api)/shop/storage-quota", json: #"{"bytes": \#(quota)}"#)?.status == 200)
+        #expect(await TestEnvironment.http("PUT", "\(api)/shop/streams/quota/recording", json: #"{"enabled": true}"#)?.status == 200)
+        #expect(await TestEnvironment.http("PUT", "\(api)/shop/streams/extra/recording", json: #"{"enabled": true}"#)?.status == 200)
+
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 16, logDirectory: stack.logDirectory)
+        defer { publisher.stop(grace: 1) }
+        let watcher = try await RenditionWatcher(masterURL: "\(stack.playbackBase)/live/shop/quota/master.m3u8")
+        var rows: [[String: Any]] = []
+        let truncated = await StorecastStack.eventually(timeout: .seconds(30)) {
+            rows = await Self.recordings(stack, "quota")
+            return rows.first?["state"] as? String == "truncated"
+        }
+        #expect(truncated, "the recording stops at the quota: \(rows)\n\(stack.logs())")
+        let row = try #require(rows.first)
+        #expect((row["error"] as? String)?.contains("storage quota is used up") == true, "the row says why: \(row)")
+        let bytes = row["bytes"] as? Int ?? 0, seconds = row["durationSeconds"] as? Double ?? 0
+        #expect(bytes > 0 && bytes <= quota, "the recording holds what fit: \(bytes) of \(quota) bytes")
+        #expect(seconds >= 1 && seconds < 12, "and stopped before the show did: \(seconds) s of 16")
+        print("storage quota: the recording stopped at \(bytes) bytes, \(seconds) s; files \(Self.diskBytes(URL(fileURLWithPath: row["path"] as? String ?? "/nonexistent"))) bytes")
+        let path = try #require(row["path"] as? String)
+        let vod = try String(contentsOfFile: path + "/360p/index.m3u8", encoding: .utf8)
+        #expect(vod.contains("#EXT-X-PLAYLIST-TYPE:VOD") && vod.hasSuffix("#EXT-X-ENDLIST\n"), "what was recorded plays: \(vod)")
+        let probe = try await EndToEndTests.probe(URL(fileURLWithPath: path + "/360p/index.m3u8"), ["-show_entries", "format=duration", "-of", "csv=p=0"])
+        #expect(abs((Double(probe.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - seconds) < 2.5, "ffprobe plays the truncated recording: \(probe) vs \(seconds) s")
+
+        // Live goes on in every rendition, with no ENDLIST, after the recording stopped.
+        let mark = watcher.elapsed
+        try await Task.sleep(for: .seconds(4))
+        let timelines = watcher.stop()
+        for (rendition, t) in timelines {
+            #expect(!t.endlist && t.arrivals.contains { $0 > mark + 1 }, "\(rendition) keeps advancing, with no ENDLIST, after the quota is reached")
+        }
+        #expect(timelines.count >= 2, "every rendition watched: \(timelines.keys.sorted())")
+        // The DVR files of the tenant stay within the quota (one segment's slack per rendition).
+        let onDisk = Self.diskBytes(dvr.appendingPathComponent("shop"))
+        #expect(onDisk > 0 && onDisk + bytes <= quota + 100_000, "DVR \(onDisk) bytes + recordings \(bytes) against the quota \(quota)")
+        let use = await TestEnvironment.httpGet("\(api)/shop/storage").flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: Any] }
+        #expect(use?["quotaBytes"] as? Int == quota && use?["recordingsBytes"] as? Int == bytes, "the API reports the tenant's use: \(use ?? [:])")
+
+        // Another show of the tenant starts with the quota used up: nothing is recorded, and its
+        // row says why.
+        let extra = try EndToEndTests.publisher(url: stack.rtmpURL(key: extraKey), seconds: 6, logDirectory: stack.logDirectory)
+        defer { extra.stop(grace: 1) }
+        let refused = await StorecastStack.eventually(timeout: .seconds(30)) {
+            rows = await Self.recordings(stack, "extra")
+            return rows.first?["state"] as? String == "failed"
+        }
+        #expect(refused, "a recording started over the quota fails with the reason: \(rows)")
+        #expect((rows.first?["error"] as? String)?.contains("storage quota is used up") == true && rows.first?["bytes"] as? Int == 0, "\(rows.first ?? [:])")
+        _ = await stack.stop()
+    }
 }

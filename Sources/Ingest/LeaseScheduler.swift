@@ -6,7 +6,9 @@ import StorecastWire
 /// parameter, and carries out the actions returned: leases with their GOP snapshot, releases,
 /// ends, the lease ledger, logs and counters.
 ///
-/// - A stream with media and no worker goes to the live worker with the most free slots.
+/// - A stream with media and no worker goes to the live worker with the most free slots that fit
+///   its cost (``SourceCost``: its pixel rate against a 1080p30 source's), or to an idle worker
+///   when it is bigger than any worker's free slots.
 /// - A worker silent for ``WorkerRegistry/livenessBeats`` heartbeats is lost: its streams move
 ///   at once (the new worker replays the GOP snapshot; the packager splices).
 /// - A worker that reports capacity 0 is draining: each of its streams moves at its next
@@ -45,6 +47,7 @@ public struct LeaseScheduler: Sendable {
         var packager: String?
         var hadWorker = false
         var hasMedia = false
+        var cost = SourceCost.unknown
     }
 
     public private(set) var registry: WorkerRegistry
@@ -57,6 +60,15 @@ public struct LeaseScheduler: Sendable {
     public func worker(of stream: Int64) -> String? { placements[stream]?.worker }
     public func packager(of stream: Int64) -> String? { placements[stream]?.packager }
 
+    /// What the stream costs a worker, in slots (its size announced, its frame rate measured):
+    /// placements from now on count it; its worker keeps it.
+    public mutating func weigh(_ stream: Int64, cost: Double) {
+        placements[stream, default: Placement()].cost = cost
+        registry.reweigh(stream, cost: cost)
+    }
+
+    public func cost(of stream: Int64) -> Double { placements[stream]?.cost ?? SourceCost.unknown }
+
     /// The shell chose the stream's packager (at its first lease); kept for the session.
     public mutating func place(_ stream: Int64, packager endpoint: String) { placements[stream, default: Placement()].packager = endpoint }
 
@@ -67,7 +79,7 @@ public struct LeaseScheduler: Sendable {
         if announced { placements.values[index].hasMedia = true }
         let p = placements.values[index]
         if let worker = p.worker {
-            guard p.handoff, handoffPoint, let next = registry.leastLoaded(), next != worker else { return .forward(to: worker) }
+            guard p.handoff, handoffPoint, let next = registry.leastLoaded(cost: p.cost), next != worker else { return .forward(to: worker) }
             registry.unassign(id)
             placements.values[index].handoff = false
             return .act([.release(stream: id, worker: worker)] + lease(id, to: next, replacing: .workerDraining))
@@ -140,13 +152,13 @@ public struct LeaseScheduler: Sendable {
     }
 
     private mutating func assign(_ id: Int64) -> [Action] {
-        guard let p = placements[id], p.worker == nil, p.hasMedia, let worker = registry.leastLoaded() else { return [] }
+        guard let p = placements[id], p.worker == nil, p.hasMedia, let worker = registry.leastLoaded(cost: p.cost) else { return [] }
         return lease(id, to: worker, replacing: .workerUnreachable)
     }
 
     private mutating func lease(_ id: Int64, to worker: String, replacing reason: LeaseEndReason) -> [Action] {
         registry.unassign(id)
-        registry.assign(id, to: worker)
+        registry.assign(id, to: worker, cost: placements[id]?.cost ?? SourceCost.unknown)
         let replay = placements[id]?.hadWorker ?? false
         placements[id]?.worker = worker
         placements[id]?.hadWorker = true

@@ -180,6 +180,7 @@ public final class PublishGate: Sendable {
     }
 
     public func frameRate(_ grant: PublishGrant, _ fps: Double) {
+        dispatcher.send(.frameRate(streamID: grant.streamID, fps))
         writes.record("session frame rate", key: "frame rate \(grant.sessionID)") { try StreamCatalog.setFrameRate($0, grant.sessionID, fps) }
     }
 

@@ -13,6 +13,8 @@ public enum DispatchCommand: Sendable {
     case ended(streamID: Int64, reason: String)
     /// The stream's ladder profile (nil: the worker's settings), sent when a publish starts.
     case profile(streamID: Int64, TranscodeProfile?)
+    /// The source's frame rate, declared or measured: its cost in slots is weighed again.
+    case frameRate(streamID: Int64, Double)
 }
 
 /// The ZeroMQ side of ingest, on the RTMP event loop (``EventLoopZMQActor``; non-blocking calls
@@ -29,6 +31,7 @@ final class WorkDispatcher: ZMQActorBody {
     private struct Stream {
         var cache = GOPCache()
         var profile: TranscodeProfile?
+        var frameRate: Double?
     }
 
     private let router: ZMQSocket
@@ -92,6 +95,10 @@ final class WorkDispatcher: ZMQActorBody {
             media(message, streamID: id)
         case .profile(let id, let profile):
             streams[id, default: Stream()].profile = profile
+        case .frameRate(let id, let fps):
+            guard streams[id] != nil else { return }  // ended already
+            streams[id]?.frameRate = fps
+            weigh(id)
         case .ended(let id, let reason):
             guard streams.removeValue(forKey: id) != nil else { return }
             carryOut(scheduler.ended(stream: id), endReason: reason)
@@ -102,6 +109,7 @@ final class WorkDispatcher: ZMQActorBody {
         // The stream mutated in place (a copy would copy its GOP).
         let index = streams.index(forKey: id) ?? { streams[id] = Stream(); return streams.index(forKey: id)! }()
         streams.values[index].cache.record(message)
+        if case .streamAnnounce = message { weigh(id) }
         // The cache now starts at a handoff point's unit, so a lease there sends it as the first
         // of the snapshot.
         switch scheduler.media(stream: id, announced: streams.values[index].cache.announce != nil, handoffPoint: isHandoffPoint(message, id)) {
@@ -166,6 +174,16 @@ final class WorkDispatcher: ZMQActorBody {
         }
     }
 
+    /// The stream's cost in slots from its announced video size and its frame rate (fair share:
+    /// a 1080p60 source takes more of a worker than a 720p30 one).
+    private func weigh(_ id: Int64) {
+        guard let stream = streams[id], let video = stream.cache.announce?.tracks.first(where: { $0.kind == .video }) else { return }
+        let cost = SourceCost.slots(width: Int(video.width), height: Int(video.height), frameRate: stream.frameRate)
+        guard cost != scheduler.cost(of: id) else { return }
+        scheduler.weigh(id, cost: cost)
+        logger.info("stream weighed in transcoder slots", metadata: ["stream": "\(id)", "slots": "\(cost)", "source": "\(video.width)x\(video.height)@\(stream.frameRate.map { "\($0)" } ?? "?")"])
+    }
+
     /// A unit a new worker can start from: a video keyframe, or any unit of a stream without video.
     private func isHandoffPoint(_ message: WireMessage, _ id: Int64) -> Bool {
         guard case .accessUnit(let u) = message else { return false }
@@ -202,7 +220,7 @@ final class WorkDispatcher: ZMQActorBody {
     private func lease(_ id: Int64, to worker: String, replacing reason: LeaseEndReason, replay: Bool) {
         guard let stream = streams[id] else { return }
         ledger?.granted(streamID: id, workerID: worker, replacing: reason)
-        logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "snapshot_units": "\(stream.cache.units.count)"])
+        logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "slots": "\(scheduler.cost(of: id))", "snapshot_units": "\(stream.cache.units.count)"])
         let assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replay ? stream.cache.replayEnd : nil)
         send(.assign(assignment), to: worker)
         for message in stream.cache.snapshot { send(message, to: worker) }

@@ -1,7 +1,8 @@
 import StorecastWire
 
 /// Transcoder workers known to this ingest, their liveness and their streams (Paranoid Pirate:
-/// a worker that misses ``livenessBeats`` heartbeats is dead). Pure: time is a parameter.
+/// a worker that misses ``livenessBeats`` heartbeats is dead), each stream weighed in slots by
+/// ``SourceCost``. Pure: time is a parameter.
 public struct WorkerRegistry: Sendable {
     public static let heartbeatInterval: Duration = .seconds(1)
     public static let livenessBeats = 3
@@ -10,8 +11,13 @@ public struct WorkerRegistry: Sendable {
         public var id: String
         public var capacity: Int
         public var lastSeen: ContinuousClock.Instant
-        public var streams: Set<Int64>
-        public var freeSlots: Int { capacity - streams.count }
+        /// Each stream's cost in slots.
+        public var costs: [Int64: Double] = [:]
+        public var streams: Set<Int64> { Set(costs.keys) }
+        public var freeSlots: Double { Double(capacity) - costs.values.reduce(0, +) }
+        /// Slack for sums of costs that should fit exactly.
+        static let tolerance = 0.0005
+        func fits(_ cost: Double) -> Bool { capacity > 0 && (freeSlots + Self.tolerance >= cost || costs.isEmpty) }
     }
 
     public private(set) var workers: [String: Worker] = [:]
@@ -31,14 +37,16 @@ public struct WorkerRegistry: Sendable {
             workers[status.workerID] = w
             return false
         }
-        workers[status.workerID] = Worker(id: status.workerID, capacity: min(Int(status.capacity), maximumCapacity), lastSeen: now, streams: [])
+        workers[status.workerID] = Worker(id: status.workerID, capacity: min(Int(status.capacity), maximumCapacity), lastSeen: now)
         return true
     }
 
-    /// The live worker with the most free slots (ties: fewest streams, then id for determinism).
-    public func leastLoaded() -> String? {
+    /// The live worker with the most free slots that fit a stream costing `cost` (ties: fewest
+    /// streams, then id for determinism). A source bigger than any worker's free slots goes to an
+    /// idle worker, alone, rather than nowhere.
+    public func leastLoaded(cost: Double = SourceCost.unknown) -> String? {
         workers.values
-            .filter { $0.freeSlots > 0 }
+            .filter { $0.fits(cost) }
             .max { a, b in
                 if a.freeSlots != b.freeSlots { return a.freeSlots < b.freeSlots }
                 if a.streams.count != b.streams.count { return a.streams.count > b.streams.count }
@@ -46,12 +54,17 @@ public struct WorkerRegistry: Sendable {
             }?.id
     }
 
-    public mutating func assign(_ stream: Int64, to worker: String) {
-        workers[worker]?.streams.insert(stream)
+    public mutating func assign(_ stream: Int64, to worker: String, cost: Double = SourceCost.unknown) {
+        workers[worker]?.costs[stream] = cost
+    }
+
+    /// The stream's cost is better known now (its frame rate was measured): its worker keeps it.
+    public mutating func reweigh(_ stream: Int64, cost: Double) {
+        for id in workers.keys where workers[id]?.costs[stream] != nil { workers[id]?.costs[stream] = cost }
     }
 
     public mutating func unassign(_ stream: Int64) {
-        for id in workers.keys { workers[id]?.streams.remove(stream) }
+        for id in workers.keys { workers[id]?.costs[stream] = nil }
     }
 
     /// Removes a worker and returns the streams it held.

@@ -11,7 +11,7 @@ struct TranscoderCommand: AsyncParsableCommand {
 
     @Option(parsing: .upToNextOption, help: "ZeroMQ endpoints of the ingest nodes to take work from.") var ingest: [String] = ["tcp://127.0.0.1:5601"]
     @Option(help: "ZeroMQ endpoint of the metrics collector.") var metricsEndpoint = "tcp://127.0.0.1:5603"
-    @Option(help: "Streams this worker takes at once.") var slots: UInt16 = 2
+    @Option(help: "1080p30 sources this worker takes at once; a source costs its pixel rate (720p30 0.44 of a slot, 1080p60 2, at least 0.25).") var slots: UInt16 = 2
     @Option(help: "x264 preset.") var preset = "veryfast"
     @Option(help: "Seconds between aligned keyframes (1 or 2).") var gop: Double = 2
     @Option(help: "Comma-separated rungs to produce (1080p,720p,480p,360p); default all that fit the source.") var rungs = ""

@@ -8,10 +8,10 @@ import Testing
 /// from wall-clock time.
 @Suite(.serialized) struct TranscoderPoolTests {
     /// A small live source (426x240, one video rung plus audio) so several fit on two cores.
-    static func publisher(url: String, seconds: Int, name: String, logDirectory: URL) throws -> ServiceProcess {
+    static func publisher(url: String, seconds: Int, name: String, logDirectory: URL, size: String = "426x240") throws -> ServiceProcess {
         try ServiceProcess(name: name, executable: try TestEnvironment.which("ffmpeg"), arguments: [
             "-hide_banner", "-loglevel", "error", "-re",
-            "-f", "lavfi", "-i", "testsrc2=size=426x240:rate=30",
+            "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30",
             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
             "-t", "\(seconds)", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "60",
             "-c:a", "aac", "-b:a", "64k", "-f", "flv", url,
@@ -69,6 +69,44 @@ import Testing
         }
         #expect(packaged, "segments before the worker goes away:\n\(stack.logs())")
         return try #require(try await leases(stack, currentOnly: true).first?.workerID)
+    }
+
+    /// Fair share (issue 23): a worker's slots count 1080p30 sources, and a stream costs its pixel
+    /// rate. A 1-slot worker takes two 720p30 shows (0.444 slot each; unweighed, it took one) and
+    /// not a third, which waits until one of the two ends and then goes on that worker.
+    @Test func aWorkersSlotsAreWeighedByEachSourcesPixelRate() async throws {
+        let stack = try StorecastStack()
+        var keys: [String] = []
+        for name in ["first", "second", "third"] { keys.append(try await stack.provisionStream(tenant: "shop", stream: name)) }
+        try stack.start(workers: ["worker-a"], workerArguments: ["--slots", "1", "--rungs", "360p"], ingestArguments: ["--reconnect-window", "1"])
+        try await stack.waitUntilReady(workers: 1)
+        let first = try Self.publisher(url: stack.rtmpURL(key: keys[0]), seconds: 10, name: "publisher-first", logDirectory: stack.logDirectory, size: "1280x720")
+        let second = try Self.publisher(url: stack.rtmpURL(key: keys[1]), seconds: 30, name: "publisher-second", logDirectory: stack.logDirectory, size: "1280x720")
+        defer { first.stop(grace: 1); second.stop(grace: 1) }
+        var current: [TranscoderLease] = []
+        let both = try await StorecastStack.eventually(timeout: .seconds(15)) {
+            current = try await Self.leases(stack, currentOnly: true)
+            return current.count == 2
+        }
+        #expect(both && Set(current.map(\.workerID)) == ["worker-a"], "two 720p30 shows on one 1-slot worker: \(current)\n\(stack.logs())")
+        let third = try Self.publisher(url: stack.rtmpURL(key: keys[2]), seconds: 30, name: "publisher-third", logDirectory: stack.logDirectory, size: "1280x720")
+        defer { third.stop(grace: 1) }
+        try await Task.sleep(for: .seconds(3))
+        current = try await Self.leases(stack, currentOnly: true)
+        #expect(!current.contains { $0.stream == "third" }, "a third does not fit (1.33 slots): \(current)")
+        let ingestLog = stack.service("storecast-ingest")?.log ?? ""
+        #expect(ingestLog.contains("stream weighed in transcoder slots") && ingestLog.contains("slots=0.444"), "each stream's weight is logged:\n\(ingestLog.suffix(3000))")
+        // The first show ends: its 0.444 slot frees, and the third goes on the same worker.
+        let moved = try await StorecastStack.eventually(timeout: .seconds(20)) {
+            current = try await Self.leases(stack, currentOnly: true)
+            return Set(current.map(\.stream)) == ["second", "third"]
+        }
+        #expect(moved && Set(current.map(\.workerID)) == ["worker-a"], "the third show takes the freed slots: \(current)")
+        let packaged = await StorecastStack.eventually(timeout: .seconds(15)) {
+            await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/third/master.m3u8")?.status == 200
+        }
+        #expect(packaged, "the third show plays once placed")
+        _ = await stack.stop()
     }
 
     @Test func twoWorkersShareFourStreamsByLoad() async throws {

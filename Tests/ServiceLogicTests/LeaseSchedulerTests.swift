@@ -17,6 +17,8 @@ import Testing
         case placed(Int64, String)
         case ended(Int64)
         case unreachable(String)
+        /// The stream's cost in slots (its size announced, its frame rate known).
+        case weigh(Int64, Double)
     }
 
     static let zero = ContinuousClock.now
@@ -85,6 +87,31 @@ import Testing
                  expected: [.workerJoined(worker: "rogue", capacity: 8, claimed: 65535)]
                      + (1...8).map { .lease(stream: Int64($0), worker: "rogue", replacing: .workerUnreachable, replay: false) },
                  holders: [8: "rogue", 9: nil]),
+        // Fair share (issue 23): a stream costs its pixel rate against a 1080p30 source's.
+        Scenario(name: "a 1080p60 source takes both slots of a worker; the 720p30 ones after it go to the other",
+                 events: joined + [.weigh(1, 2.0), .unit(1, keyframe: true), .weigh(2, 0.444), .unit(2, keyframe: true), .weigh(3, 0.444), .unit(3, keyframe: true)], from: 2,
+                 expected: [.lease(stream: 1, worker: "a", replacing: .workerUnreachable, replay: false), .lease(stream: 2, worker: "b", replacing: .workerUnreachable, replay: false),
+                            .lease(stream: 3, worker: "b", replacing: .workerUnreachable, replay: false)],
+                 holders: [1: "a", 2: "b", 3: "b"]),
+        Scenario(name: "four 720p30 sources fit a 2-slot worker (two unweighed streams did); the fifth waits",
+                 events: [ready("a", 0)] + (1...5).flatMap { [Event.weigh(Int64($0), 0.444), .unit(Int64($0), keyframe: true)] }, from: 1,
+                 expected: (1...4).map { .lease(stream: Int64($0), worker: "a", replacing: .workerUnreachable, replay: false) },
+                 holders: [1: "a", 4: "a", 5: nil]),
+        Scenario(name: "a source bigger than any worker goes to an idle worker, alone; with none idle it waits",
+                 events: joined + [.weigh(1, 4.0), .unit(1, keyframe: true), .weigh(2, 4.0), .unit(2, keyframe: true), .weigh(3, 4.0), .unit(3, keyframe: true), .weigh(4, 0.25), .unit(4, keyframe: true)], from: 2,
+                 expected: [.lease(stream: 1, worker: "a", replacing: .workerUnreachable, replay: false), .lease(stream: 2, worker: "b", replacing: .workerUnreachable, replay: false)],
+                 holders: [1: "a", 2: "b", 3: nil, 4: nil]),
+        Scenario(name: "a frame rate measured later weighs the stream again on its worker; later placements count it",
+                 events: [ready("a", 0), .weigh(1, 0.444), .unit(1, keyframe: true), .weigh(2, 0.444), .unit(2, keyframe: true), .weigh(1, 0.889),
+                          .weigh(3, 0.444), .unit(3, keyframe: true), .weigh(4, 0.444), .unit(4, keyframe: true)], from: 1,
+                 expected: (1...3).map { .lease(stream: Int64($0), worker: "a", replacing: .workerUnreachable, replay: false) },
+                 holders: [1: "a", 3: "a", 4: nil]),
+        Scenario(name: "a draining worker's stream moves only to a worker its cost fits: it stays until one joins",
+                 events: joined + [.weigh(1, 1.5), .unit(1, keyframe: true), .weigh(2, 1.0), .unit(2, keyframe: true),
+                                   beat("a", 1, capacity: 0, streams: [1]), .unit(1, keyframe: true), ready("c", 2), .unit(1, keyframe: false), .unit(1, keyframe: true)], from: 6,
+                 expected: [.draining(worker: "a", stream: 1), .workerJoined(worker: "c", capacity: 2), .release(stream: 1, worker: "a"),
+                            .lease(stream: 1, worker: "c", replacing: .workerDraining, replay: true)],
+                 holders: [1: "c", 2: "b"]),
         Scenario(name: "the stream ends: its worker is told",
                  events: joined + [.unit(1, keyframe: true), .ended(1)], from: 3, expected: [.end(stream: 1, worker: "a")], holders: [1: nil]),
     ]
@@ -108,10 +135,19 @@ import Testing
             case .placed(let id, let endpoint): s.place(id, packager: endpoint)
             case .ended(let id): out = s.ended(stream: id)
             case .unreachable(let w): out = s.unreachable(w)
+            case .weigh(let id, let cost): s.weigh(id, cost: cost)
             }
             if i >= scenario.from { actions += out }
         }
         #expect(actions == scenario.expected, "\(scenario.name): \(actions)")
         for (id, holder) in scenario.holders { #expect(s.worker(of: id) == holder, "\(scenario.name): stream \(id)") }
+    }
+
+    @Test(arguments: [
+        (1920, 1080, 30.0 as Double?, 1.0), (1920, 1080, 60, 2.0), (1080, 1920, 30, 1.0), (1280, 720, 30, 0.444), (1280, 720, nil, 0.444),
+        (1280, 720, 0, 0.444), (854, 480, 30, 0.25), (640, 360, 30, 0.25), (3840, 2160, 30, 4.0), (1920, 1080, 25, 0.833), (0, 0, 30, 1.0),
+    ])
+    func aSourceCostsItsPixelRateInSlots(_ width: Int, _ height: Int, _ fps: Double?, _ slots: Double) {
+        #expect(SourceCost.slots(width: width, height: height, frameRate: fps) == slots, "\(width)x\(height)@\(fps ?? -1)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import StorecastWire
 import Synchronization
 import ZeroMQ
 
@@ -10,11 +11,17 @@ import ZeroMQ
 /// - `<role>.key`: the role's key pair (czmq's certificate format); secret, mode 0600. A host
 ///   needs only its own role's file.
 /// - `<role>.pub`: the role's public key; clients check the servers they connect to with these.
-/// - `allowed_keys`: `<public key> <role>` per line; bound sockets accept only these clients.
+/// - `allowed_keys`: `<public key> <name>` per line (a role, or a node); bound sockets accept only
+///   these clients. Servers read it again within a second of a change: a name taken off it is
+///   refused at once, on connections already open too.
+/// - `nodes/<node>.key`, `nodes/<node>.pub`: a node's own client pair (`storecast keys DIR --node
+///   NAME --role ROLE`), used instead of its role's pair for the sockets it connects when the
+///   node runs with `STORECAST_ZMQ_NODE=NAME`; revoked alone with `storecast keys DIR --revoke NAME`.
 /// - `storecast.env`: `STORECAST_ADMIN_TOKEN=…`, a fresh admin token for the API (compose's env file).
 ///
-/// Replicas of a role (transcoders scaled out) share the role's pair; a stolen pair is revoked
-/// by running `storecast keys` again and rolling the cluster.
+/// Replicas of a role (transcoders scaled out) share the role's pair unless each has its own
+/// node pair; a stolen role pair is revoked by running `storecast keys --replace` and rolling the
+/// cluster, a stolen node pair by revoking that node.
 public enum ClusterKeys {
     public enum Role: String, CaseIterable, Sendable {
         case ingest, transcoder, packager, metrics, api
@@ -27,7 +34,10 @@ public enum ClusterKeys {
     }
 
     public static let environmentVariable = "STORECAST_ZMQ_KEYS"
+    /// The node whose own pair (`nodes/<node>.key`) a service connects with.
+    public static let nodeVariable = "STORECAST_ZMQ_NODE"
     public static let allowListFile = "allowed_keys"
+    public static let nodesDirectory = "nodes"
     public static let envFile = "storecast.env"
 
     /// The keys directory: the option, else `STORECAST_ZMQ_KEYS`; none is an error that says what to do.
@@ -48,16 +58,7 @@ public enum ClusterKeys {
         var allowed = "# Clients allowed to connect to Storecast's bound ZeroMQ sockets: <Z85 public key> <role>\n"
         for role in Role.allCases {
             let pair = try CurveKeyPair.generate()
-            let certificate = """
-                #   ****  storecast keys: CURVE key pair of the \(role.rawValue) role. Secret: keep it on that role's hosts.  ****
-                metadata
-                    role = "\(role.rawValue)"
-                curve
-                    public-key = "\(pair.publicKey)"
-                    secret-key = "\(pair.secretKey)"
-
-                """
-            try write(certificate, to: "\(directory)/\(role.rawValue).key", mode: 0o600)
+            try write(certificate(pair, what: "the \(role.rawValue) role", metadata: ["role": role.rawValue]), to: "\(directory)/\(role.rawValue).key", mode: 0o600)
             try write(pair.publicKey + "\n", to: "\(directory)/\(role.rawValue).pub", mode: 0o644)
             allowed += "\(pair.publicKey) \(role.rawValue)\n"
         }
@@ -65,17 +66,54 @@ public enum ClusterKeys {
         try write("STORECAST_ADMIN_TOKEN=\(randomToken())\n", to: "\(directory)/\(envFile)", mode: 0o600)
     }
 
-    /// What a node of `role` authenticates with: its pair, the servers' public keys, and (for
-    /// server roles) the allow-list. Refused peers are logged (once per address per 10 s) and
-    /// counted in `storecast_zmq_peers_refused_total`.
-    public static func security(directory: String, role: Role, logger: Logger) throws -> ZMQSecurity {
-        let certificate = try read("\(directory)/\(role.rawValue).key")
-        guard let secret = value(of: "secret-key", in: certificate) else {
-            throw Problem(description: "\(directory)/\(role.rawValue).key has no secret-key; make the keys again with `storecast keys`")
+    /// Adds a node's own client pair (`nodes/NAME.key`, `.pub`) and allows it. The node then
+    /// connects with it when run with `STORECAST_ZMQ_NODE=NAME`.
+    public static func addNode(_ name: String, role: Role, in directory: String) throws {
+        guard Slug.isValid(name), Role(rawValue: name) == nil else {
+            throw Problem(description: "a node name must be \(Slug.rule), and not a role's name")
         }
-        let pair: CurveKeyPair
-        do { pair = try CurveKeyPair(secretKey: secret) } catch {
-            throw Problem(description: "\(directory)/\(role.rawValue).key: the secret key is not a 40-character Z85 CURVE key")
+        let list = "\(directory)/\(allowListFile)"
+        let current = try read(list)
+        guard try allowList(current, file: list).values.contains(name) == false else {
+            throw Problem(description: "\(name) is already in \(list); revoke it first to give it a new key")
+        }
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: "\(directory)/\(nodesDirectory)", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let pair = try CurveKeyPair.generate()
+        try write(certificate(pair, what: "node \(name) (role \(role.rawValue))", metadata: ["role": role.rawValue, "node": name]), to: "\(directory)/\(nodesDirectory)/\(name).key", mode: 0o600)
+        try write(pair.publicKey + "\n", to: "\(directory)/\(nodesDirectory)/\(name).pub", mode: 0o644)
+        try replaceAllowList(current + (current.hasSuffix("\n") ? "" : "\n") + "\(pair.publicKey) \(name)\n", at: list)
+    }
+
+    /// Takes `name` (a node, or a whole role) off the allow-list: servers refuse it within a
+    /// second, on connections already open too. A node's key files are deleted. Returns how many
+    /// keys were removed.
+    @discardableResult
+    public static func revoke(_ name: String, in directory: String) throws -> Int {
+        let list = "\(directory)/\(allowListFile)"
+        let lines = try read(list).split(separator: "\n", omittingEmptySubsequences: false)
+        let kept = lines.filter { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return fields.first?.hasPrefix("#") != false || fields.count < 2 || fields[1] != name
+        }
+        let removed = lines.count - kept.count
+        guard removed > 0 else { throw Problem(description: "\(name) is not in \(list)") }
+        try replaceAllowList(kept.joined(separator: "\n"), at: list)
+        try? FileManager.default.removeItem(atPath: "\(directory)/\(nodesDirectory)/\(name).key")
+        try? FileManager.default.removeItem(atPath: "\(directory)/\(nodesDirectory)/\(name).pub")
+        return removed
+    }
+
+    /// What a node of `role` authenticates with: its role's pair (and its own node pair, `node`,
+    /// default `STORECAST_ZMQ_NODE`, for what it connects), the servers' public keys, and (for
+    /// server roles) the allow-list, which follows its file. Refused peers are logged (once per
+    /// address per 10 s) and counted in `storecast_zmq_peers_refused_total`.
+    public static func security(directory: String, role: Role, node: String? = ProcessInfo.processInfo.environment[nodeVariable], logger: Logger) throws -> ZMQSecurity {
+        let pair = try keyPair(file: "\(directory)/\(role.rawValue).key")
+        var nodePair: CurveKeyPair?
+        if let node, !node.isEmpty {
+            guard Slug.isValid(node) else { throw Problem(description: "\(nodeVariable)=\(node) is not a node name") }
+            nodePair = try keyPair(file: "\(directory)/\(nodesDirectory)/\(node).key")
         }
         var servers: [String: String] = [:]
         for server in Role.allCases where server.isServer {
@@ -84,14 +122,64 @@ public enum ClusterKeys {
             guard CurveKeyPair.decode(key) != nil else { throw Problem(description: "\(directory)/\(server.rawValue).pub is not a Z85 CURVE public key") }
             servers[server.rawValue] = key
         }
-        var allowed: [[UInt8]: String] = [:]
-        if role.isServer {
-            allowed = try allowList(try read("\(directory)/\(allowListFile)"), file: "\(directory)/\(allowListFile)")
-        }
+        var allowed = CurveAllowList([:])
+        if role.isServer { allowed = try followedAllowList("\(directory)/\(allowListFile)", logger: logger) }
         let refusals = RefusalLog(logger: logger)
-        return ZMQSecurity(curve: .init(keyPair: pair, serverKeys: servers, allowedClients: allowed)) { address, reason in
+        return ZMQSecurity(curve: .init(keyPair: pair, clientKeyPair: nodePair, serverKeys: servers, allowedClients: allowed)) { address, reason in
             refusals.refused(address: address, reason: reason)
         }
+    }
+
+    /// The allow-list in `file`, read again when the file changes (checked at most once a
+    /// second): a list that does not parse is logged and the last good one kept.
+    static func followedAllowList(_ file: String, logger: Logger) throws -> CurveAllowList {
+        @Sendable func stamp() -> String? {
+            guard let a = try? FileManager.default.attributesOfItem(atPath: file) else { return nil }
+            return "\((a[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0) \((a[.size] as? NSNumber)?.intValue ?? -1) \((a[.systemFileNumber] as? NSNumber)?.intValue ?? -1)"
+        }
+        let first = try allowList(try read(file), file: file)
+        let seen = Mutex(stamp())
+        return CurveAllowList(first) {
+            let now = stamp()
+            guard seen.withLock({ old in defer { old = now }; return old != now }) else { return nil }
+            do {
+                let entries = try allowList(try read(file), file: file)
+                logger.info("ZeroMQ allow-list reloaded", metadata: ["file": "\(file)", "keys": "\(entries.count)", "names": "\(Set(entries.values).sorted())"])
+                return entries
+            } catch {
+                logger.error("ZeroMQ allow-list changed but cannot be used; keeping the last one", metadata: ["file": "\(file)", "error": "\(error)"])
+                return nil
+            }
+        }
+    }
+
+    private static func keyPair(file: String) throws -> CurveKeyPair {
+        let certificate = try read(file)
+        guard let secret = value(of: "secret-key", in: certificate) else {
+            throw Problem(description: "\(file) has no secret-key; make the keys again with `storecast keys`")
+        }
+        do { return try CurveKeyPair(secretKey: secret) } catch {
+            throw Problem(description: "\(file): the secret key is not a 40-character Z85 CURVE key")
+        }
+    }
+
+    private static func certificate(_ pair: CurveKeyPair, what: String, metadata: [String: String]) -> String {
+        """
+        #   ****  storecast keys: CURVE key pair of \(what). Secret: keep it on its hosts.  ****
+        metadata
+        \(metadata.sorted { $0.key < $1.key }.map { "    \($0.key) = \"\($0.value)\"" }.joined(separator: "\n"))
+        curve
+            public-key = "\(pair.publicKey)"
+            secret-key = "\(pair.secretKey)"
+
+        """
+    }
+
+    /// Writes the allow-list whole and renames it into place, so a server never reads half of it.
+    private static func replaceAllowList(_ text: String, at path: String) throws {
+        let temporary = path + ".new"
+        try write(text, to: temporary, mode: 0o644)
+        guard rename(temporary, path) == 0 else { throw Problem(description: "cannot replace \(path)") }
     }
 
     /// The ZeroMQ context of a node of `role`, authenticated with the keys in the directory
@@ -147,7 +235,7 @@ public enum ClusterKeys {
         }
     }
 
-    /// Logs refused peers at most once per address per 10 s; counts every one.
+    /// Logs refused peers at most once per address and reason per 10 s; counts every one.
     final class RefusalLog: Sendable {
         private let logger: Logger
         private let counter = Counter(label: "storecast_zmq_peers_refused_total")
@@ -159,9 +247,10 @@ public enum ClusterKeys {
             counter.increment()
             let now = ContinuousClock.now
             let log = lastLogged.withLock { seen -> Bool in
-                if let last = seen[address], now - last < .seconds(10) { return false }
+                let key = address + " " + reason
+                if let last = seen[key], now - last < .seconds(10) { return false }
                 if seen.count > 1024 { seen = [:] }
-                seen[address] = now
+                seen[key] = now
                 return true
             }
             if log {

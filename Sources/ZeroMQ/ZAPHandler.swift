@@ -11,7 +11,7 @@ final class ZAPHandler: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Binds the handler's socket before returning, so no handshake is ever answered without it.
-    init(context: UnsafeMutableRawPointer, allowed: [[UInt8]: String], onRefused: @escaping @Sendable (String, String) -> Void) throws {
+    init(context: UnsafeMutableRawPointer, allowed: CurveAllowList, onRefused: @escaping @Sendable (String, String) -> Void) throws {
         let ready = DispatchSemaphore(value: 0)
         let failure = Failure()
         let finished = self.finished
@@ -30,7 +30,7 @@ final class ZAPHandler: Sendable {
             ready.signal()
             while true {
                 guard let request = try? socket.receive() else { return }  // ETERM: the context shuts down
-                let reply = Self.answer(request, allowed: allowed, onRefused: onRefused)
+                let reply = Self.answer(request, allowed: allowed.name(of:), onRefused: onRefused)
                 do { try socket.send(reply) } catch { return }
             }
         }
@@ -45,7 +45,7 @@ final class ZAPHandler: Sendable {
 
     /// The reply to one ZAP request: version, request id, status code, status text, user id,
     /// metadata. Pure; a malformed request is refused.
-    static func answer(_ request: [[UInt8]], allowed: [[UInt8]: String], onRefused: (String, String) -> Void) -> [[UInt8]] {
+    static func answer(_ request: [[UInt8]], allowed: ([UInt8]) -> String?, onRefused: (String, String) -> Void) -> [[UInt8]] {
         func reply(_ code: String, _ text: String, user: String = "") -> [[UInt8]] {
             [Array("1.0".utf8), request.count > 1 ? request[1] : [], Array(code.utf8), Array(text.utf8), Array(user.utf8), []]
         }
@@ -59,7 +59,7 @@ final class ZAPHandler: Sendable {
             onRefused(address, "mechanism \(mechanism) is not CURVE")
             return reply("400", "CURVE required")
         }
-        guard let name = allowed[request[6]] else {
+        guard let name = allowed(request[6]) else {
             onRefused(address, "client key \(CurveKeyPair.encode(request[6]) ?? "?") is not in the allow-list")
             return reply("400", "key not allowed")
         }

@@ -27,6 +27,8 @@ public final class ZMQSocket {
     /// Keeps the context alive while the socket is: `zmq_ctx_term` (the context's deinit) waits
     /// for every socket to close, so a context released before its sockets would hang there.
     private let context: ZMQContext?
+    /// The allow-list a bound CURVE socket checks every sender against (nil: not bound, or plaintext).
+    private var served: CurveAllowList?
 
     /// `maximumMessageSize`: a peer's message larger than this (bytes, all frames) closes its
     /// connection (ZMQ_MAXMSGSIZE); every socket names its own, from what it expects to receive.
@@ -59,6 +61,7 @@ public final class ZMQSocket {
             try setInt(ZMQ_CURVE_SERVER, 1)
             try setString(ZMQ_CURVE_SECRETKEY, curve.keyPair.secretKey)
             try setString(ZMQ_ZAP_DOMAIN, ZMQSecurity.domain)
+            served = curve.allowedClients
         }
         guard zmq_bind(handle, endpoint) == 0 else { throw ZMQError.last("bind \(endpoint)") }
     }
@@ -70,9 +73,10 @@ public final class ZMQSocket {
             guard let serverKey = curve.serverKeys[server] else {
                 throw ZMQError(operation: "connect \(endpoint)", code: EINVAL, message: "no CURVE public key for the \(server) role (is \(server).pub in the keys directory?)")
             }
+            let pair = curve.clientKeyPair ?? curve.keyPair
             try setString(ZMQ_CURVE_SERVERKEY, serverKey)
-            try setString(ZMQ_CURVE_PUBLICKEY, curve.keyPair.publicKey)
-            try setString(ZMQ_CURVE_SECRETKEY, curve.keyPair.secretKey)
+            try setString(ZMQ_CURVE_PUBLICKEY, pair.publicKey)
+            try setString(ZMQ_CURVE_SECRETKEY, pair.secretKey)
         }
         guard zmq_connect(handle, endpoint) == 0 else { throw ZMQError.last("connect \(endpoint)") }
     }
@@ -153,9 +157,23 @@ public final class ZMQSocket {
         return true
     }
 
-    /// Receives one multipart message, or nil when `dontWait` is set and nothing is queued.
+    /// Receives one multipart message, or nil when `dontWait` is set and nothing is queued. On a
+    /// bound CURVE socket a message whose sender's name (its ZAP User-Id) has left the allow-list
+    /// since its handshake is dropped and reported as refused.
     public func receive(dontWait: Bool = false) throws -> [[UInt8]]? {
+        while true {
+            guard let (frames, sender) = try receiveMessage(dontWait: dontWait) else { return nil }
+            guard let served, let sender, !served.admits(sender.user) else { return frames }
+            security.onRefused(sender.address, "\(sender.user) was taken off the allow-list")
+        }
+    }
+
+    /// Who sent a message: its ZAP User-Id and address (bound CURVE sockets only).
+    private typealias Sender = (user: String, address: String)
+
+    private func receiveMessage(dontWait: Bool) throws -> ([[UInt8]], Sender?)? {
         var frames: [[UInt8]] = []
+        var sender: Sender?
         while true {
             var message = zmq_msg_t()
             zmq_msg_init(&message)
@@ -166,6 +184,9 @@ public final class ZMQSocket {
                 if error.wouldBlock && frames.isEmpty { return nil }
                 throw error
             }
+            if frames.isEmpty, served != nil, let user = zmq_msg_gets(&message, "User-Id") {
+                sender = (String(cString: user), zmq_msg_gets(&message, "Peer-Address").map { String(cString: $0) } ?? "?")
+            }
             let size = zmq_msg_size(&message)
             if size > 0, let data = zmq_msg_data(&message) {
                 frames.append(Array(UnsafeRawBufferPointer(start: data, count: size)))
@@ -174,6 +195,6 @@ public final class ZMQSocket {
             }
             if zmq_msg_more(&message) == 0 { break }
         }
-        return frames
+        return (frames, sender)
     }
 }

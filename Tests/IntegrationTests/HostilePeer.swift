@@ -15,6 +15,8 @@ enum HostilePeer {
         case stranger
         /// A stolen key of an allowed role.
         case role(ClusterKeys.Role)
+        /// Keys already loaded (a node's own pair).
+        case security(ZMQSecurity)
     }
 
     static func security(_ credentials: Credentials) throws -> ZMQSecurity {
@@ -28,12 +30,19 @@ enum HostilePeer {
             return ZMQSecurity(curve: .init(keyPair: try CurveKeyPair.generate(), serverKeys: servers, allowedClients: [:]), onRefused: { _, _ in })
         case .role(let role):
             return try ClusterKeys.security(directory: TestEnvironment.zmqKeys, role: role, logger: Logger(label: "hostile-peer"))
+        case .security(let security):
+            return security
         }
     }
 
     /// Connects a `type` socket to `endpoint` (bound by a node of role `server`) and sends
     /// `messages` every 200 ms for `seconds`, on a thread of its own (the socket never leaves it).
     static func send(_ messages: [[[UInt8]]], type: ZMQSocketType, to endpoint: String, server: String, as credentials: Credentials, for seconds: Double) async throws {
+        try await send({ _ in messages }, type: type, to: endpoint, server: server, as: credentials, for: seconds)
+    }
+
+    /// The same, with the messages of round `n` (0, 1, …) made by `round`.
+    static func send(_ round: @escaping @Sendable (Int) -> [[[UInt8]]], type: ZMQSocketType, to endpoint: String, server: String, as credentials: Credentials, for seconds: Double) async throws {
         let security = try security(credentials)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
@@ -44,8 +53,10 @@ enum HostilePeer {
                         if type == .dealer { try socket.setRoutingID(Array("rogue".utf8)) }
                         try socket.connect(endpoint, server: server)
                         let end = Date().addingTimeInterval(seconds)
+                        var n = 0
                         while Date() < end {
-                            for m in messages { _ = try socket.send(m, dontWait: true) }
+                            for m in round(n) { _ = try socket.send(m, dontWait: true) }
+                            n += 1
                             Thread.sleep(forTimeInterval: 0.2)
                         }
                     }

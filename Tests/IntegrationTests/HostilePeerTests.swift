@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StorecastRuntime
 import StorecastWire
 import Testing
@@ -45,6 +46,60 @@ import Testing
             #expect(log.contains("ZeroMQ peer refused") && log.contains("is not in the allow-list"), "\(name) logs the stranger's refusal:\n\(log.suffix(2000))")
         }
         #expect(scrape.contains("storecast_zmq_peers_refused_total"), "refusals are counted")
+        _ = await stack.stop()
+    }
+
+    /// A node with its own key (`storecast keys --node`) is allowed; revoked (`--revoke`), with no
+    /// restart, its open connection's messages are dropped within seconds and a new connection
+    /// is refused, while the nodes on role keys go on.
+    @Test func aNodesOwnKeyIsRevokedWithoutARestart() async throws {
+        let keys = FileManager.default.temporaryDirectory.appendingPathComponent("storecast-node-keys-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.copyItem(atPath: TestEnvironment.zmqKeys, toPath: keys)
+        defer { try? FileManager.default.removeItem(atPath: keys) }
+        let storecast = try TestEnvironment.binary("storecast")
+        let added = try await ServiceProcess.run(storecast, ["keys", keys, "--node", "edge-7", "--role", "transcoder"])
+        #expect(added.status == 0 && added.output.contains("STORECAST_ZMQ_NODE=edge-7"), "\(added.output)")
+        let stack = try StorecastStack(zmqKeys: keys)
+        _ = try await stack.provisionStream(tenant: "shop", stream: "live")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let node = try ClusterKeys.security(directory: keys, role: .transcoder, node: "edge-7", logger: Logger(label: "edge-7"))
+        let telemetry = stack.zmqEndpoints.telemetry
+        let scrapeURL = "http://127.0.0.1:\(stack.metricsPort)/metrics"
+        let ticks = { (text: String) -> Int? in
+            text.split(separator: "\n").last { $0.hasPrefix("edge_ticks_total{") }.flatMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+        }
+        // The node reports a counter that rises every 200 ms, for 14 s, over one connection.
+        async let sending: Void = HostilePeer.send({ n in [Self.telemetry(service: "edge", node: "edge-7", exposition: "edge_ticks_total \(n)")] },
+                                                   type: .pub, to: telemetry, server: "metrics", as: .security(node), for: 14)
+        var seen: Int?
+        let allowed = await StorecastStack.eventually(timeout: .seconds(8)) {
+            seen = ticks(await TestEnvironment.httpText(scrapeURL))
+            return (seen ?? 0) > 3
+        }
+        #expect(allowed, "the node's own key is allowed: \(seen.map(String.init) ?? "nothing")\n\(stack.logs())")
+
+        let revoked = try await ServiceProcess.run(storecast, ["keys", keys, "--revoke", "edge-7"])
+        #expect(revoked.status == 0, "\(revoked.output)")
+        try await Task.sleep(for: .seconds(3))
+        let after = ticks(await TestEnvironment.httpText(scrapeURL))
+        try await Task.sleep(for: .seconds(3))
+        let later = ticks(await TestEnvironment.httpText(scrapeURL))
+        #expect(after != nil && after == later, "the open connection's messages are dropped after the revocation: \(after.map(String.init) ?? "-") then \(later.map(String.init) ?? "-")")
+        let metricsLog = { stack.service("storecast-metrics")?.log ?? "" }
+        #expect(metricsLog().contains("edge-7 was taken off the allow-list") && metricsLog().contains("ZeroMQ allow-list reloaded"), "the collector reloads and says why it drops them:\n\(metricsLog().suffix(3000))")
+        try await sending
+
+        // A new connection with the revoked key is refused at the handshake.
+        try await HostilePeer.send([Self.telemetry(service: "edge", node: "edge-7", exposition: "edge_ticks_total 100000")], type: .pub, to: telemetry, server: "metrics", as: .security(node), for: 2)
+        #expect(ticks(await TestEnvironment.httpText(scrapeURL)) == later, "a new connection with the revoked key is refused")
+        #expect(metricsLog().contains("is not in the allow-list"), "\(metricsLog().suffix(2000))")
+        // The nodes on role keys were never refused, and the worker is still there.
+        for name in ["storecast-ingest", "storecast-packager"] {
+            let log = stack.service(name)?.log ?? ""
+            #expect(!log.contains("ZeroMQ peer refused"), "\(name) refused a node of the cluster:\n\(log.suffix(2000))")
+        }
+        #expect(await TestEnvironment.httpGet("\(stack.playbackBase)/healthz")?.status == 200)
         _ = await stack.stop()
     }
 

@@ -9,6 +9,8 @@ final class StorecastStack: @unchecked Sendable {
     let apiPort: Int
     let metricsPort: Int
     let logDirectory: URL
+    /// The CURVE keys directory every service gets (`--zmq-keys`).
+    let zmqKeys: String
     private(set) var services: [ServiceProcess] = []
     /// How each service was started, to start it again (`restart`).
     private var commands: [String: (binary: String, arguments: [String])] = [:]
@@ -21,7 +23,8 @@ final class StorecastStack: @unchecked Sendable {
     var playbackBase: String { "http://127.0.0.1:\(httpPort)" }
     func rtmpURL(key: String) -> String { "rtmp://127.0.0.1:\(rtmpPort)/live/\(key)" }
 
-    init() throws {
+    init(zmqKeys: String = TestEnvironment.zmqKeys) throws {
+        self.zmqKeys = zmqKeys
         database = try TestEnvironment.freshDatabase()
         rtmpPort = try TestEnvironment.freePort()
         httpPort = try TestEnvironment.freePort()
@@ -73,7 +76,7 @@ final class StorecastStack: @unchecked Sendable {
         }
         plan.append(("storecast-api", "storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,
                                                      "--playback-base-url", playbackBase, "--admin-token", TestEnvironment.adminToken]))
-        for i in plan.indices { plan[i].arguments += ["--zmq-keys", TestEnvironment.zmqKeys] }
+        for i in plan.indices { plan[i].arguments += ["--zmq-keys", zmqKeys] }
         for service in plan {
             commands[service.name] = (service.binary, service.arguments)
             services.append(try ServiceProcess(name: service.name, executable: try TestEnvironment.binary(service.binary), arguments: service.arguments, logDirectory: logDirectory))

@@ -14,11 +14,12 @@ opened = {"http": 0, "rtmp": 0}
 failed = {"http": 0, "rtmp": 0}
 end = time.time() + seconds
 
-async def hold(kind, port, source, first, trickle):
+async def hold(kind, port, source, first, trickle, start):
+    await asyncio.sleep(start)   # ramp up: the connects spread over the first seconds
     while time.time() < end:
         try:
-            r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
-        except OSError:
+            r, w = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0)), timeout=15)
+        except (OSError, asyncio.TimeoutError):
             failed[kind] += 1
             await asyncio.sleep(1)
             continue
@@ -50,10 +51,10 @@ async def main():
     tasks = []
     for i in range(http_n):
         source = f"127.0.{1 + i // 200 // 250}.{1 + (i // 200) % 250}"
-        tasks.append(hold("http", http_port, source, b"GET /live/shop/x/master.m3u8 HTTP/1.1\r\nHost: a\r\n", b"X"))
+        tasks.append(hold("http", http_port, source, b"GET /live/shop/x/master.m3u8 HTTP/1.1\r\nHost: a\r\n", b"X", i * 10 / max(1, http_n)))
     for i in range(rtmp_n):
         source = f"127.1.{1 + i // 25 // 250}.{1 + (i // 25) % 250}"
-        tasks.append(hold("rtmp", rtmp_port, source, b"\x03", None))
+        tasks.append(hold("rtmp", rtmp_port, source, b"\x03", None, i * 10 / max(1, rtmp_n)))
     reporter = asyncio.create_task(report())
     await asyncio.gather(*tasks, return_exceptions=True)
     samples = await reporter

@@ -30,8 +30,10 @@ def player():
     global part_fail
     directory = media.rsplit("/", 1)[0]
     seen = set()
-    _, text = get(media)
-    text = text.decode()
+    text = ""
+    while time.time() < end and not text:   # a server that does not answer: failures, not a crash
+        try: text = get(media, 12)[1].decode()
+        except Exception: part_fail += 1; time.sleep(0.5)
     for p in parts_re.findall(text): seen.add(p)
     while time.time() < end:
         m = hint.search(text)

@@ -1,3 +1,4 @@
+import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -20,8 +21,19 @@ public struct HTTPConnectionLimits: Sendable {
     /// Open connections from one IP address (0: no cap). A CDN pulls from the origin through
     /// few addresses: raise it, or put the CDN's addresses behind `--trusted-proxy`, there.
     public var maximumConnectionsPerIP = 256
+    /// Connections the kernel queues before they are accepted. Hummingbird's 256 fills under a
+    /// flood of new connections (a slowloris reopening what the deadline closes), and a player's
+    /// new connection then waits a SYN retransmit (1 s); Linux caps it at net.core.somaxconn.
+    public var listenBacklog = 4096
 
     public init() {}
+}
+
+extension ApplicationConfiguration {
+    /// Where an HTTP server of ours listens, with the backlog of its ``HTTPConnectionLimits``.
+    public static func guarded(host: String, port: Int, serverName: String, limits: HTTPConnectionLimits) -> ApplicationConfiguration {
+        .init(address: .hostname(host, port: port), serverName: serverName, backlog: limits.listenBacklog)
+    }
 }
 
 extension HTTPServerBuilder {

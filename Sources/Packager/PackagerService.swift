@@ -134,7 +134,7 @@ public final class PackagerService: Service, Sendable {
             router: PackagerHTTP.router(store: store, settings: origin,
                                        gate: PlaybackGate(store: database.map(PlaybackAccessStore.init(database:))), viewers: viewers),
             server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger),
-            configuration: .init(address: .hostname(config.httpHost, port: config.httpPort), serverName: "storecast-packager"),
+            configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-packager", limits: config.httpLimits),
             logger: logger)
         logger.info("packager ready", metadata: ["pull": "\(config.pullEndpoint)", "http": "\(config.httpHost):\(config.httpPort)"])
         // Registered as a live packager (heartbeat every 2 s): ingest shards streams over these.

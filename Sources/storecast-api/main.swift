@@ -35,7 +35,7 @@ struct APICommand: AsyncParsableCommand {
         let app = Application(
             router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL),
             server: .guardedHTTP1(limits: httpLimits, listener: "api-http", logger: logger),
-            configuration: .init(address: .hostname(httpHost, port: httpPort), serverName: "storecast-api"), logger: logger)
+            configuration: .guarded(host: httpHost, port: httpPort, serverName: "storecast-api", limits: httpLimits), logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "api", node: NodeIdentity.defaultNodeID(service: "api"), context: try ClusterKeys.context(option: zmqKeys, role: .api, logger: logger), logger: logger)
         try await ServiceRunner.run([app, telemetry], logger: logger)
         database.shutdown()

@@ -162,18 +162,18 @@ public final class ZMQSocket {
     /// since its handshake is dropped and reported as refused.
     public func receive(dontWait: Bool = false) throws -> [[UInt8]]? {
         while true {
-            guard let (frames, sender) = try receiveMessage(dontWait: dontWait) else { return nil }
-            guard let served, let sender, !served.admits(sender.user) else { return frames }
-            security.onRefused(sender.address, "\(sender.user) was taken off the allow-list")
+            guard let (frames, refused) = try receiveMessage(dontWait: dontWait) else { return nil }
+            guard let refused else { return frames }
+            security.onRefused(refused.address, "\(refused.user) was taken off the allow-list")
         }
     }
 
-    /// Who sent a message: its ZAP User-Id and address (bound CURVE sockets only).
-    private typealias Sender = (user: String, address: String)
+    /// The sender of a message its socket no longer admits: its ZAP User-Id and address.
+    private typealias Refused = (user: String, address: String)
 
-    private func receiveMessage(dontWait: Bool) throws -> ([[UInt8]], Sender?)? {
+    private func receiveMessage(dontWait: Bool) throws -> ([[UInt8]], Refused?)? {
         var frames: [[UInt8]] = []
-        var sender: Sender?
+        var refused: Refused?
         while true {
             var message = zmq_msg_t()
             zmq_msg_init(&message)
@@ -184,8 +184,8 @@ public final class ZMQSocket {
                 if error.wouldBlock && frames.isEmpty { return nil }
                 throw error
             }
-            if frames.isEmpty, served != nil, let user = zmq_msg_gets(&message, "User-Id") {
-                sender = (String(cString: user), zmq_msg_gets(&message, "Peer-Address").map { String(cString: $0) } ?? "?")
+            if frames.isEmpty, let served, let user = zmq_msg_gets(&message, "User-Id").map({ String(cString: $0) }), !served.admits(user) {
+                refused = (user, zmq_msg_gets(&message, "Peer-Address").map { String(cString: $0) } ?? "?")
             }
             let size = zmq_msg_size(&message)
             if size > 0, let data = zmq_msg_data(&message) {
@@ -195,6 +195,6 @@ public final class ZMQSocket {
             }
             if zmq_msg_more(&message) == 0 { break }
         }
-        return (frames, sender)
+        return (frames, refused)
     }
 }

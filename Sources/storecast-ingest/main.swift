@@ -18,7 +18,7 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "Seconds a dropped publisher has to reconnect and continue its session.") var reconnectWindow: Double = 10
     @Option(help: "Seconds without media after which a new publish of the same key takes over.") var takeoverIdle: Double = 2
     @Option(help: "Milliseconds between reads of a publishing connection; its bytes wait in the kernel meanwhile, and one wake-up reads every publisher (less CPU for up to this much latency). 0 reads as bytes arrive.") var readPacingMs = ReadPacer.defaultMilliseconds
-    @Option(help: "The most streams one transcoder worker is leased at once, whatever slots it claims (a worker claiming more is capped, and logged).") var maxWorkerSlots = WorkerRegistry.defaultMaximumCapacity
+    @Option(help: "The most slots (1080p30 sources) a transcoder worker is believed to have, whatever it claims (a worker claiming more is capped, and logged).") var maxWorkerSlots = WorkerRegistry.defaultMaximumCapacity
     @Option(help: "Seconds a new RTMP connection has to complete the handshake.") var rtmpHandshakeTimeout: Double = 10
     @Option(help: "Seconds a new RTMP connection has to be authorized to publish.") var rtmpPublishTimeout: Double = 30
     @Option(help: "Bytes a connection may send before it asks to publish.") var rtmpMaxBytesBeforePublish = RTMPConnectionLimits().maximumBytesBeforePublish

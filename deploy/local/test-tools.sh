@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Test-only tooling from PyPI, pinned, cached under .build/test-tools (rebuilt when missing):
-#   venv/        Python with m3u8 (a real playlist parser for the packager's output)
+#   venv/        Python with m3u8 (a real playlist parser for the packager's output) and
+#                kubernetes-validate (deploy/kubernetes against Kubernetes' schemas)
 #   hls.js       hls.js 1.6.15 (Apache-2.0), taken from the gradio 6.31.0 wheel, where it ships
 #                as an ES module; rewritten into a classic script that sets window.Hls.
 set -euo pipefail
@@ -12,6 +13,11 @@ if [[ ! -x "$tools/venv/bin/python" ]] || ! "$tools/venv/bin/python" -c "import 
     echo "test tools: creating a Python venv with m3u8"
     python3 -m venv "$tools/venv"
     "$tools/venv/bin/pip" install -q --disable-pip-version-check "m3u8==6.0.0"
+fi
+# kubernetes-validate checks deploy/kubernetes against Kubernetes' own schemas (bundled, offline).
+if [[ ! -x "$tools/venv/bin/kubernetes-validate" ]]; then
+    echo "test tools: installing kubernetes-validate (22 MB download)"
+    "$tools/venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==1.37.0"
 fi
 
 if [[ ! -s "$tools/hls.js" ]]; then

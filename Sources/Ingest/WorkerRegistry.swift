@@ -49,7 +49,7 @@ public struct WorkerRegistry: Sendable {
             .filter { $0.fits(cost) }
             .max { a, b in
                 if a.freeSlots != b.freeSlots { return a.freeSlots < b.freeSlots }
-                if a.streams.count != b.streams.count { return a.streams.count > b.streams.count }
+                if a.costs.count != b.costs.count { return a.costs.count > b.costs.count }
                 return a.id > b.id
             }?.id
     }

@@ -57,8 +57,7 @@ public final class DVRArchive: Sendable {
         guard let file = path(key, rendition, segment.sequence) else { return false }
         let size = segment.bytes.count
         let tenant = Self.tenant(key)
-        if let storage, case .refuse = storage.admit(tenant, Int64(size), for: .dvr) { return false }
-        storage?.add(tenant, Int64(size), for: .dvr)  // reserved now: writes queued behind it see it
+        if let storage, case .refuse = storage.reserve(tenant, Int64(size), for: .dvr) { return false }
         guard queuedBytes.add(size, ordering: .relaxed).newValue <= limit else {
             queuedBytes.subtract(size, ordering: .relaxed)
             storage?.add(tenant, -Int64(size), for: .dvr)

@@ -143,13 +143,12 @@ public final class Recorder: Sendable {
                 queuedBytes.add(segment.bytes.count, ordering: .relaxed)  // still held, in the waiting list
             case .recording(var active)?:
                 let adding = Int64(segment.bytes.count + (active.renditions[rendition]?.lastInit == initSegment ? 0 : initSegment.count))
-                if case .refuse(let reason) = storage.admit(active.tenant, adding, for: .recording) {
+                if case .refuse(let reason) = storage.reserve(active.tenant, adding, for: .recording) {
                     truncate(key, active, reason: reason)
                     return
                 }
+                let before = active.bytes
                 do {
-                    let before = active.bytes
-                    defer { storage.add(active.tenant, active.bytes - before, for: .recording) }
                     try append(segment, initSegment: initSegment, rendition: rendition, targetDuration: target, into: &active)
                     if active.bytes - active.reported >= Self.progressEvery {
                         let (id, bytes) = (active.id, active.bytes)
@@ -158,6 +157,7 @@ public final class Recorder: Sendable {
                     }
                     phases.withLock { $0[key] = .recording(active) }
                 } catch {
+                    storage.add(active.tenant, active.bytes - before - adding, for: .recording)  // what was reserved and not written
                     fail(key, active, reason: "writing \(rendition)/\(PlaylistURIs.plain.segment(segment.sequence)) failed: \(MediaFile.reason(error))")
                 }
             default: return

@@ -36,13 +36,18 @@ public final class TenantStorage: Sendable {
         self.logger = logger
     }
 
-    /// Whether `bytes` more of `tenant`'s `use` fit; counted and logged when not.
-    func admit(_ tenant: String, _ bytes: Int64, for use: Use) -> StorageQuota.Decision {
+    /// Whether `bytes` more of `tenant`'s `use` fit; if so they are counted at once (under the
+    /// same lock, so two writers cannot both take the last room), else the refusal is counted
+    /// and logged. A write that then fails gives back what it did not write (`add` negative).
+    func reserve(_ tenant: String, _ bytes: Int64, for use: Use) -> StorageQuota.Decision {
         let (decision, first) = state.withLock { s -> (StorageQuota.Decision, Bool) in
             let d = StorageQuota.decide(s.quotas[tenant], tenant: tenant, local: s.local[tenant] ?? .init(), adding: bytes)
             s.lastActive[tenant] = .now  // refreshed from now on
             switch d {
-            case .write: s.full.remove(tenant); return (d, false)
+            case .write:
+                s.full.remove(tenant)
+                Self.count(bytes, for: use, in: &s, tenant)
+                return (d, false)
             case .refuse: return (d, s.full.insert(tenant).inserted)
             }
         }
@@ -57,13 +62,17 @@ public final class TenantStorage: Sendable {
     func add(_ tenant: String, _ bytes: Int64, for use: Use) {
         state.withLock { s in
             s.lastActive[tenant] = .now
-            var local = s.local[tenant] ?? .init()
-            switch use {
-            case .recording: local.recording = max(0, local.recording + bytes)
-            case .dvr: local.dvr = max(0, local.dvr + bytes)
-            }
-            s.local[tenant] = local
+            Self.count(bytes, for: use, in: &s, tenant)
         }
+    }
+
+    private static func count(_ bytes: Int64, for use: Use, in s: inout State, _ tenant: String) {
+        var local = s.local[tenant] ?? .init()
+        switch use {
+        case .recording: local.recording = max(0, local.recording + bytes)
+        case .dvr: local.dvr = max(0, local.dvr + bytes)
+        }
+        s.local[tenant] = local
     }
 
     /// A recording of `bytes` ended: its row now holds them, so they count as recorded until the

@@ -107,7 +107,7 @@ public enum ClusterKeys {
     /// What a node of `role` authenticates with: its role's pair (and its own node pair, `node`,
     /// default `STORECAST_ZMQ_NODE`, for what it connects), the servers' public keys, and (for
     /// server roles) the allow-list, which follows its file. Refused peers are logged (once per
-    /// address per 10 s) and counted in `storecast_zmq_peers_refused_total`.
+    /// address and reason per 10 s) and counted in `storecast_zmq_peers_refused_total`.
     public static func security(directory: String, role: Role, node: String? = ProcessInfo.processInfo.environment[nodeVariable], logger: Logger) throws -> ZMQSecurity {
         let pair = try keyPair(file: "\(directory)/\(role.rawValue).key")
         var nodePair: CurveKeyPair?

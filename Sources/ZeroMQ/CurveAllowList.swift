@@ -35,8 +35,6 @@ public final class CurveAllowList: Sendable {
         return state.withLock { $0.names.contains(name) }
     }
 
-    public var count: Int { state.withLock { $0.entries.count } }
-
     private func reloadIfDue() {
         guard let refresh else { return }
         let now = ContinuousClock.now

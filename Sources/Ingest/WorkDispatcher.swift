@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Metrics
 import StorecastRuntime
@@ -24,7 +25,9 @@ public enum DispatchCommand: Sendable {
 /// the stream to another worker when its worker goes silent or unreachable (the new worker starts
 /// from the GOP cache; the packager splices the repeated stretch). A worker that reports capacity
 /// 0 is draining: each of its streams moves at its next keyframe, where the new worker starts
-/// exactly where the old one stops. Every lease is recorded in PostgreSQL (``LeaseLedger``).
+/// exactly where the old one stops. Every lease is recorded in PostgreSQL (``LeaseLedger``), and
+/// each `assign` carries a lease ticket naming the worker as its messages are authenticated
+/// (``LeaseTicketKey``), which the packager requires before it takes the worker's media.
 final class WorkDispatcher: ZMQActorBody {
     typealias Command = DispatchCommand
 
@@ -39,6 +42,11 @@ final class WorkDispatcher: ZMQActorBody {
     private let packagers: PackagerDirectory
     private let logger: Logger
     private let ledger: LeaseLedger?
+    /// Signs lease tickets (nil: none are written, and packagers that check them refuse the media).
+    private let leaseKey: LeaseTicketKey?
+    private var grants = LeaseGrantClock()
+    /// Each worker's authenticated name (the ZAP User-Id of its READY and heartbeats).
+    private var authenticatedNames: [String: String] = [:]
     private let clock = ContinuousClock()
     /// Who holds what and when streams move: the decisions, apart from this shell.
     private var scheduler: LeaseScheduler
@@ -68,7 +76,8 @@ final class WorkDispatcher: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [router] }
 
-    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagers: PackagerDirectory, ledger: LeaseLedger?, maximumWorkerCapacity: Int = WorkerRegistry.defaultMaximumCapacity, logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagers: PackagerDirectory, ledger: LeaseLedger?, leaseKey: LeaseTicketKey? = nil, maximumWorkerCapacity: Int = WorkerRegistry.defaultMaximumCapacity, logger: Logger) throws {
+        self.leaseKey = leaseKey
         scheduler = LeaseScheduler(maximumWorkerCapacity: maximumWorkerCapacity)
         router = try ZMQSocket(context: context, type: .router, maximumMessageSize: WireCodec.maximumControlMessage)
         try router.setRouterMandatory(true)
@@ -157,7 +166,7 @@ final class WorkDispatcher: ZMQActorBody {
 
     func socketReadable(_ socket: ZMQSocket) throws {
         defer { flush() }
-        guard let frames = try socket.receive(dontWait: true) else { return }
+        guard let (frames, sender) = try socket.receiveWithSender(dontWait: true) else { return }
         guard frames.count == 2 else { return }
         let identity = String(decoding: frames[0], as: UTF8.self)
         let message: WireMessage
@@ -168,6 +177,10 @@ final class WorkDispatcher: ZMQActorBody {
         switch message {
         case .workerReady(let status), .workerHeartbeat(let status):
             guard status.workerID == identity else { return }
+            if let sender, authenticatedNames[identity] != sender {
+                if authenticatedNames.count > 4 * WireCodec.maximumStreamsPerWorker { authenticatedNames = [:] }
+                authenticatedNames[identity] = sender
+            }
             carryOut(scheduler.heard(status, ready: isReady(message), at: clock.now))
         default:
             break
@@ -221,7 +234,11 @@ final class WorkDispatcher: ZMQActorBody {
         guard let stream = streams[id] else { return }
         ledger?.granted(streamID: id, workerID: worker, replacing: reason)
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "slots": "\(scheduler.cost(of: id))", "snapshot_units": "\(stream.cache.units.count)"])
-        let assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replay ? stream.cache.replayEnd : nil)
+        var assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replay ? stream.cache.replayEnd : nil)
+        if let leaseKey, let announce = stream.cache.announce {
+            assignment.leaseTicket = leaseKey.ticket(streamID: id, tenant: announce.tenant, stream: announce.streamName,
+                                                     worker: authenticatedNames[worker] ?? worker, grantedAt: grants.next(now: Date()))
+        }
         send(.assign(assignment), to: worker)
         for message in stream.cache.snapshot { send(message, to: worker) }
     }

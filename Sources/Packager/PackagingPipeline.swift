@@ -6,7 +6,8 @@ import StorecastWire
 import ZeroMQ
 
 /// The packager's ZeroMQ thread: a bound PULL that transcoders push renditions to. The shell of
-/// two deciders: ``StreamLifecycle`` (which announces to take, when silent streams end) and
+/// three deciders: ``MediaAdmission`` (whose media to take: the worker ingest leased the stream
+/// to), ``StreamLifecycle`` (which announces to take, when silent streams end) and
 /// ``StreamPackager`` (segmenting, retiring, numbering); it carries out their actions on the
 /// ``PackageStore``, the recorder, DVR, cursors, metrics and logs.
 final class PackagingPipeline: ZMQActorBody {
@@ -39,14 +40,22 @@ final class PackagingPipeline: ZMQActorBody {
     private let replayDropped = Counter(label: "storecast_packager_replayed_units_dropped_total")
     private let misalignedCuts = Counter(label: "storecast_packager_audio_cuts_misaligned_total")
     private let refusedClaims = Counter(label: "storecast_packager_announces_refused_total")
+    private let refusedMedia = Counter(label: "storecast_packager_media_refused_total")
     /// Stream ids whose refused announce was logged (the transcoder repeats announces every GOP).
     private var refusalsLogged: Set<Int64> = []
+    /// Streams and senders whose refused media was logged.
+    private var mediaRefusalsLogged: Set<String> = []
+    /// Checks lease tickets (nil: every sender's media is taken, as on an unauthenticated socket).
+    private let leaseKey: LeaseTicketKey?
+    /// Whose media is taken for each stream.
+    private var admission = MediaAdmission()
 
     var readableSockets: [ZMQSocket] { [pull] }
 
     init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, chunkTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120),
          resume: [PackageCursor] = [], saveCursors: (@Sendable ([PackageCursor]) -> Void)? = nil,
-         forgetCursors: (@Sendable (String) -> Void)? = nil, logger: Logger) throws {
+         forgetCursors: (@Sendable (String) -> Void)? = nil, leaseKey: LeaseTicketKey? = nil, logger: Logger) throws {
+        self.leaseKey = leaseKey
         self.forgetCursors = forgetCursors
         self.lifecycle = StreamLifecycle(endedRetention: endedRetention)
         self.resumptions = PackageResumption.byStream(resume)
@@ -74,6 +83,7 @@ final class PackagingPipeline: ZMQActorBody {
             changedCursors = [:]
         }
         if !resumptions.isEmpty, now > resumptionDeadline { resumptions = [:] }
+        admission.expire(now: now)
         for action in lifecycle.tick(now: now, heard: packager.takeHeard()) {
             switch action {
             case .end(let id, let reason):
@@ -93,7 +103,7 @@ final class PackagingPipeline: ZMQActorBody {
     }
 
     func socketReadable(_ socket: ZMQSocket) throws {
-        guard let frames = try socket.receive(dontWait: true), let body = frames.last else { return }
+        guard let (frames, sender) = try socket.receiveWithSender(dontWait: true), let body = frames.last else { return }
         let message: WireMessage
         var skipped: [WireError] = []
         do { message = try WireCodec.decode(body, skipping: &skipped) } catch {
@@ -103,33 +113,65 @@ final class PackagingPipeline: ZMQActorBody {
         for error in skipped {
             logger.warning("undecodable message in a batch of renditions; the rest of the batch is used", metadata: ["error": "\(error)"])
         }
-        deliver(message)
+        deliver(message, from: leaseKey == nil ? nil : sender ?? "")
     }
 
     /// Carries out one message from a transcoder (a batch: each of its messages, in order).
-    private func deliver(_ message: WireMessage) {
+    /// `sender` is its authenticated name, nil when leases are not checked.
+    private func deliver(_ message: WireMessage, from sender: String?) {
         switch message {
-        case .batch(let messages): messages.forEach(deliver)
-        case .streamAnnounce(let a): announce(a)
-        case .accessUnit(let u): unit(u)
-        case .streamEnd(let e): end(e, at: .now)
+        case .batch(let messages): messages.forEach { deliver($0, from: sender) }
+        case .streamAnnounce(let a): announce(a, from: sender)
+        case .accessUnit(let u):
+            guard admits(u.streamID, sender, "units") else { return }
+            unit(u)
+        case .streamEnd(let e):
+            guard admits(e.streamID, sender, "an end") else { return }
+            end(e, at: .now)
         case .thumbnail(let t):
-            guard let key = packager.key(of: t.streamID) else { return }
+            guard admits(t.streamID, sender, "a thumbnail"), let key = packager.key(of: t.streamID) else { return }
             thumbnailsCounter.increment()
             store.update(key) { $0?.thumbnail = t }
         default: break
         }
     }
 
-    private func announce(_ a: StreamAnnounce) {
+    /// Whether media of `streamID` from `sender` is taken (``MediaAdmission``); a refusal is
+    /// counted, and logged once per stream and sender.
+    private func admits(_ streamID: Int64, _ sender: String?, _ what: String) -> Bool {
+        guard let sender, !admission.admits(streamID: streamID, sender: sender, now: .now) else { return true }
+        refusedMedia.increment()
+        if mediaRefusalsLogged.count > 1024 { mediaRefusalsLogged = [] }
+        if mediaRefusalsLogged.insert("\(streamID) \(sender)").inserted {
+            logger.warning("media refused: the sender does not hold this stream's lease", metadata: [
+                "stream_id": "\(streamID)", "sender": "\(sender)", "holder": "\(admission.holder(of: streamID) ?? "none")", "refused": "\(what)"])
+        }
+        return false
+    }
+
+    private func announce(_ a: StreamAnnounce, from sender: String?) {
         let key = PackageStore.key(tenant: a.tenant, stream: a.streamName)
+        let verdict: MediaAdmission.Verdict
         if case .refuse(let reason) = lifecycle.claim(streamID: a.streamID, key: key) {
+            verdict = .refuse(reason: reason)
+        } else if let sender, let leaseKey {
+            let grantedAt = leaseKey.verify(a.leaseTicket, streamID: a.streamID, tenant: a.tenant, stream: a.streamName, worker: sender)
+            verdict = admission.announce(streamID: a.streamID, sender: sender, grantedAt: grantedAt, now: .now)
+        } else {
+            verdict = .accept
+        }
+        switch verdict {
+        case .refuse(let reason):
             refusedClaims.increment()
             if refusalsLogged.count > 1024 { refusalsLogged = [] }
             if refusalsLogged.insert(a.streamID).inserted {
-                logger.warning("announce refused, its media is not packaged: \(reason)", metadata: ["stream": "\(key)", "stream_id": "\(a.streamID)", "session": "\(a.sessionID)"])
+                logger.warning("announce refused, its media is not packaged: \(reason)", metadata: ["stream": "\(key)", "stream_id": "\(a.streamID)", "session": "\(a.sessionID)", "sender": "\(sender ?? "-")", "ticket_bytes": "\(a.leaseTicket.count)"])
             }
             return
+        case .holder(let from):
+            logger.info("stream's media now taken from its lease holder", metadata: ["stream": "\(key)", "stream_id": "\(a.streamID)", "holder": "\(sender ?? "-")", "previous": "\(from ?? "none")"])
+        case .accept:
+            break
         }
         let package = store.package(key)
         let listed = package.map { p in p.renditions.mapValues(\.edge.lastSequence) }

@@ -191,6 +191,26 @@ public enum ClusterKeys {
         return context
     }
 
+    /// The key ingest signs lease tickets with and packagers check them with (``LeaseTicketKey``):
+    /// ingest's from `ingest.key` and `packager.pub`, a packager's from `packager.key` and
+    /// `ingest.pub`, in the directory `option` (or `STORECAST_ZMQ_KEYS`).
+    public static func leaseKey(option: String?, role: Role) throws -> LeaseTicketKey {
+        let directory = try directory(option: option)
+        let peer: Role
+        switch role {
+        case .ingest: peer = .packager
+        case .packager: peer = .ingest
+        default: throw Problem(description: "only ingest and packagers hold the lease key")
+        }
+        let pair = try keyPair(file: "\(directory)/\(role.rawValue).key")
+        let peerFile = "\(directory)/\(peer.rawValue).pub"
+        guard let secret = CurveKeyPair.decode(pair.secretKey),
+              let peerKey = CurveKeyPair.decode(try read(peerFile).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw Problem(description: "\(peerFile) is not a Z85 CURVE public key; make the keys again with `storecast keys`")
+        }
+        return try LeaseTicketKey(secretKey: secret, peerPublicKey: peerKey)
+    }
+
     /// `<Z85 key> <name>` lines; a line starting with `#` is a comment.
     static func allowList(_ text: String, file: String) throws -> [[UInt8]: String] {
         var allowed: [[UInt8]: String] = [:]

@@ -31,6 +31,8 @@ public enum WireCodec {
     public static let maximumThumbnail = 2 * 1024 * 1024
     /// Most messages in one ``WireMessage/batch(_:)``.
     public static let maximumBatch = 16_384
+    /// Longest lease ticket (`u8` length; a ticket is 40 bytes today).
+    public static let maximumLeaseTicket = 255
     /// Largest codec configuration (avcC, hvcC, AudioSpecificConfig…) a track may carry.
     public static let maximumConfig = 65_536
 
@@ -62,6 +64,7 @@ public enum WireCodec {
                 w.u32(t.bitrate); w.u32(t.sampleRate); w.u8(t.channels)
                 w.block32(t.config)
             }
+            if !a.leaseTicket.isEmpty { w.u8(UInt8(min(a.leaseTicket.count, maximumLeaseTicket))); w.append(a.leaseTicket.prefix(maximumLeaseTicket)) }
         case .accessUnit(let u):
             w.i64(u.streamID); w.u8(u.trackID); w.u8(u.flags)
             w.u64(u.sequence); w.i64(u.dts); w.i32(u.compositionOffset)
@@ -85,7 +88,8 @@ public enum WireCodec {
             } else {
                 w.u8(0)
             }
-            if let until = a.replayUntil { w.u8(1); w.i64(until) }
+            if let until = a.replayUntil { w.u8(1); w.i64(until) } else if !a.leaseTicket.isEmpty { w.u8(0) }
+            if !a.leaseTicket.isEmpty { w.u8(UInt8(min(a.leaseTicket.count, maximumLeaseTicket))); w.append(a.leaseTicket.prefix(maximumLeaseTicket)) }
         case .release(let id):
             w.i64(id)
         case .telemetry(let t):
@@ -152,7 +156,8 @@ public enum WireCodec {
                         timescale: try r.u32(), width: try r.u16(), height: try r.u16(), bitrate: try r.u32(),
                         sampleRate: try r.u32(), channels: try r.u8(), config: try r.block32(limit: maximumConfig)))
                 }
-                message = .streamAnnounce(StreamAnnounce(streamID: streamID, sessionID: sessionID, tenant: tenant, streamName: name, discontinuity: discontinuity, tracks: tracks))
+                let ticket = r.isAtEnd ? [] : try leaseTicket(&r)
+                message = .streamAnnounce(StreamAnnounce(streamID: streamID, sessionID: sessionID, tenant: tenant, streamName: name, discontinuity: discontinuity, tracks: tracks, leaseTicket: ticket))
             case .accessUnit:
                 message = .accessUnit(AccessUnit(
                     streamID: try r.i64(), trackID: try r.u8(), flags: try r.u8(), sequence: try r.u64(),
@@ -195,7 +200,8 @@ public enum WireCodec {
                 }
                 var replayUntil: Int64?
                 if !r.isAtEnd, try r.u8() != 0 { replayUntil = try r.i64() }
-                message = .assign(Assignment(streamID: streamID, packagerEndpoint: endpoint, profile: profile, replayUntil: replayUntil))
+                let ticket = r.isAtEnd ? [] : try leaseTicket(&r)
+                message = .assign(Assignment(streamID: streamID, packagerEndpoint: endpoint, profile: profile, replayUntil: replayUntil, leaseTicket: ticket))
             case .release:
                 message = .release(streamID: try r.i64())
             case .telemetry:
@@ -218,6 +224,13 @@ extension WireCodec {
         let name = try r.string16()
         guard Slug.isValid(name) else { throw WireError(reason: .invalidField("\(what) name is not a slug (\(Slug.rule))")) }
         return name
+    }
+
+    /// `u8 length, bytes`: a lease ticket (the trailing field of `streamAnnounce` and `assign`).
+    fileprivate static func leaseTicket(_ r: inout ByteReader) throws -> [UInt8] {
+        let count = Int(try r.u8())
+        guard count > 0 else { throw WireError(reason: .invalidField("empty lease ticket")) }
+        return try r.read(count)
     }
 }
 

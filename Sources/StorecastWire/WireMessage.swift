@@ -100,14 +100,19 @@ public struct StreamAnnounce: Equatable, Sendable {
     /// True when timestamps do not continue from the previous announce (reconnect, failover).
     public var discontinuity: Bool
     public var tracks: [TrackConfig]
+    /// A worker's announce to a packager: the lease ticket of its `assign` (empty: none; ingest's
+    /// announces to workers carry none). The packager takes the stream's media only from the
+    /// worker a valid ticket names (docs/security.md).
+    public var leaseTicket: [UInt8]
 
-    public init(streamID: Int64, sessionID: Int64, tenant: String, streamName: String, discontinuity: Bool, tracks: [TrackConfig]) {
+    public init(streamID: Int64, sessionID: Int64, tenant: String, streamName: String, discontinuity: Bool, tracks: [TrackConfig], leaseTicket: [UInt8] = []) {
         self.streamID = streamID
         self.sessionID = sessionID
         self.tenant = tenant
         self.streamName = streamName
         self.discontinuity = discontinuity
         self.tracks = tracks
+        self.leaseTicket = leaseTicket
     }
 }
 
@@ -189,11 +194,15 @@ public struct Assignment: Equatable, Sendable {
     /// Ingest time (ms) of the latest picture in the GOP snapshot that follows: units up to it
     /// may repeat what a previous worker already delivered (schemas/wire.md).
     public var replayUntil: Int64?
-    public init(streamID: Int64, packagerEndpoint: String, profile: TranscodeProfile? = nil, replayUntil: Int64? = nil) {
+    /// Ingest's proof of this lease, which the worker copies into its announces to the packager
+    /// (empty: none).
+    public var leaseTicket: [UInt8]
+    public init(streamID: Int64, packagerEndpoint: String, profile: TranscodeProfile? = nil, replayUntil: Int64? = nil, leaseTicket: [UInt8] = []) {
         self.streamID = streamID
         self.packagerEndpoint = packagerEndpoint
         self.profile = profile
         self.replayUntil = replayUntil
+        self.leaseTicket = leaseTicket
     }
 }
 

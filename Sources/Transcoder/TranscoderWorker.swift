@@ -148,8 +148,13 @@ final class TranscoderWorker: ZMQActorBody {
             }
         }
         let post = self.post
+        let ticket = assignment.leaseTicket
         let job = StreamTranscodeJob(streamID: assignment.streamID, settings: settings.applying(assignment.profile), replayUntil: assignment.replayUntil, logger: logger) { out in
-            post(.output(endpoint: endpoint, out))
+            // The packager takes this stream's media from this worker once an announce shows
+            // the lease ingest gave it.
+            guard case .streamAnnounce(var announce) = out else { return post(.output(endpoint: endpoint, out)) }
+            announce.leaseTicket = ticket
+            post(.output(endpoint: endpoint, .streamAnnounce(announce)))
         }
         jobs[assignment.streamID] = (job, endpoint, ObjectIdentifier(link))
         logger.info("stream assigned", metadata: ["stream": "\(assignment.streamID)", "packager": "\(endpoint)", "ladder_profile": "\(assignment.profile?.name ?? "worker default")", "replay_until_ms": "\(assignment.replayUntil.map(String.init) ?? "-")"])

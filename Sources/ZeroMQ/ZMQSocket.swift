@@ -161,19 +161,25 @@ public final class ZMQSocket {
     /// bound CURVE socket a message whose sender's name (its ZAP User-Id) has left the allow-list
     /// since its handshake is dropped and reported as refused.
     public func receive(dontWait: Bool = false) throws -> [[UInt8]]? {
+        try receiveWithSender(dontWait: dontWait)?.frames
+    }
+
+    /// ``receive(dontWait:)``, with the sender's authenticated name: its ZAP User-Id (the name
+    /// the allow-list gives its key), or nil on a socket without authentication.
+    public func receiveWithSender(dontWait: Bool = false) throws -> (frames: [[UInt8]], sender: String?)? {
         while true {
-            guard let (frames, refused) = try receiveMessage(dontWait: dontWait) else { return nil }
-            guard let refused else { return frames }
-            security.onRefused(refused.address, "\(refused.user) was taken off the allow-list")
+            guard let (frames, sender) = try receiveMessage(dontWait: dontWait) else { return nil }
+            guard let sender, let served, !served.admits(sender.user) else { return (frames, sender?.user) }
+            security.onRefused(sender.address, "\(sender.user) was taken off the allow-list")
         }
     }
 
-    /// The sender of a message its socket no longer admits: its ZAP User-Id and address.
-    private typealias Refused = (user: String, address: String)
+    /// A message's sender as ZAP named it: its User-Id and address.
+    private typealias Sender = (user: String, address: String)
 
-    private func receiveMessage(dontWait: Bool) throws -> ([[UInt8]], Refused?)? {
+    private func receiveMessage(dontWait: Bool) throws -> ([[UInt8]], Sender?)? {
         var frames: [[UInt8]] = []
-        var refused: Refused?
+        var sender: Sender?
         while true {
             var message = zmq_msg_t()
             zmq_msg_init(&message)
@@ -184,8 +190,10 @@ public final class ZMQSocket {
                 if error.wouldBlock && frames.isEmpty { return nil }
                 throw error
             }
-            if frames.isEmpty, let served, let user = zmq_msg_gets(&message, "User-Id").map({ String(cString: $0) }), !served.admits(user) {
-                refused = (user, zmq_msg_gets(&message, "Peer-Address").map { String(cString: $0) } ?? "?")
+            // A ROUTER's first frame is the routing id it made itself, without the peer's
+            // metadata: the sender is read off the first frame that has it.
+            if sender == nil, served != nil, let user = zmq_msg_gets(&message, "User-Id").map({ String(cString: $0) }) {
+                sender = (user, zmq_msg_gets(&message, "Peer-Address").map { String(cString: $0) } ?? "?")
             }
             let size = zmq_msg_size(&message)
             if size > 0, let data = zmq_msg_data(&message) {
@@ -195,6 +203,6 @@ public final class ZMQSocket {
             }
             if zmq_msg_more(&message) == 0 { break }
         }
-        return (frames, refused)
+        return (frames, sender)
     }
 }

@@ -38,6 +38,7 @@ struct IngestCommand: AsyncParsableCommand {
             liveStreams: .init(reconnectWindow: .milliseconds(Int(reconnectWindow * 1000)), takeoverIdle: .milliseconds(Int(takeoverIdle * 1000))),
             readPacing: .milliseconds(max(0, readPacingMs)))
         serverConfiguration.maximumWorkerSlots = maxWorkerSlots
+        serverConfiguration.leaseKey = try ClusterKeys.leaseKey(option: zmqKeys, role: .ingest)
         serverConfiguration.connectionLimits.handshakeTimeout = .milliseconds(Int(max(0.1, rtmpHandshakeTimeout) * 1000))
         serverConfiguration.connectionLimits.publishTimeout = .milliseconds(Int(max(0.1, rtmpPublishTimeout) * 1000))
         serverConfiguration.connectionLimits.maximumBytesBeforePublish = max(4096, rtmpMaxBytesBeforePublish)

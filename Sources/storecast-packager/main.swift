@@ -57,6 +57,7 @@ struct PackagerCommand: AsyncParsableCommand {
         let context = try ClusterKeys.context(option: zmqKeys, role: .packager, logger: logger)
         var configuration = PackagerService.Configuration(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget)
         configuration.chunkTarget = chunkTarget
+        configuration.leaseKey = try ClusterKeys.leaseKey(option: zmqKeys, role: .packager)
         configuration.trustedProxies = Set(trustedProxy)
         configuration.httpLimits.idleTimeout = .milliseconds(Int(max(1, httpIdleTimeout) * 1000))
         configuration.httpLimits.maximumConnectionsPerIP = max(0, httpMaxConnectionsPerIP)

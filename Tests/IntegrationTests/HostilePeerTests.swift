@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresClient
 import StorecastRuntime
 import StorecastWire
 import Testing
@@ -141,19 +142,76 @@ import Testing
         #expect(scrape.contains("ok_total{service=\"evil"), "the peer's own samples are kept")
 
         // The real show was not disturbed: every rendition still advances, no ENDLIST.
-        let before = await TestEnvironment.httpText(master)
-        let variants = EndToEndTests.variants(before)
-        #expect(!variants.isEmpty, "\(before)")
-        var sequences: [String: Int] = [:]
-        for v in variants { sequences[v.uri] = Self.lastSequence(await TestEnvironment.httpText("\(stack.playbackBase)/live/shop/live/\(v.uri)")) }
-        try await Task.sleep(for: .seconds(5))
-        for v in variants {
-            let text = await TestEnvironment.httpText("\(stack.playbackBase)/live/shop/live/\(v.uri)")
-            #expect(!text.contains("#EXT-X-ENDLIST"), "\(v.uri) ended while live")
-            #expect(Self.lastSequence(text) > sequences[v.uri] ?? Int.max, "\(v.uri) still advances")
-        }
+        try await Self.expectEveryRenditionAdvances(of: "shop/live", on: stack)
         #expect(await TestEnvironment.httpGet("\(stack.playbackBase)/healthz")?.status == 200)
         _ = await stack.stop()
+    }
+
+    /// The packager takes a live stream's media only from the worker ingest leased it to (its
+    /// lease ticket names the worker's own key): another allowed node, or a stolen role key,
+    /// that knows the stream's id cannot push units into the show, end it, or claim it with an
+    /// announce of its own.
+    @Test func onlyTheLeaseHolderFeedsALiveShow() async throws {
+        let keys = FileManager.default.temporaryDirectory.appendingPathComponent("storecast-lease-keys-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.copyItem(atPath: TestEnvironment.zmqKeys, toPath: keys)
+        defer { try? FileManager.default.removeItem(atPath: keys) }
+        let storecast = try TestEnvironment.binary("storecast")
+        for node in ["edge-1", "rogue-9"] {
+            let added = try await ServiceProcess.run(storecast, ["keys", keys, "--node", node, "--role", "transcoder"])
+            #expect(added.status == 0, "\(added.output)")
+        }
+        let stack = try StorecastStack(zmqKeys: keys)
+        let key = try await stack.provisionStream(tenant: "shop", stream: "live")
+        try stack.start(workerEnvironment: ["storecast-transcoder": [ClusterKeys.nodeVariable: "edge-1"]])
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
+        defer { publisher.stop(grace: 1) }
+        let master = "\(stack.playbackBase)/live/shop/live/master.m3u8"
+        #expect(await StorecastStack.eventually(timeout: .seconds(20)) { await TestEnvironment.httpGet(master)?.status == 200 }, "the real show plays:\n\(stack.logs())")
+        let db = PostgresExecutor(conninfo: stack.database)
+        defer { db.shutdown() }
+        let id = try #require(Int64(try await db.execute("SELECT id FROM streams WHERE slug = 'live'").value(0, "id") ?? ""))
+        let packagerLog = { stack.service("storecast-packager")?.log ?? "" }
+        #expect(packagerLog().contains("stream's media now taken from its lease holder") && packagerLog().contains("holder=edge-1"), "the worker's node holds the lease:\n\(packagerLog().suffix(3000))")
+
+        let renditions = stack.zmqEndpoints.renditions
+        let units: [UInt8] = WireCodec.encode(.batch((0..<50).map { i in
+            .accessUnit(AccessUnit(streamID: id, trackID: 1, flags: 1, sequence: UInt64(i), dts: Int64(i) * 3000, compositionOffset: 0, data: [0, 0, 0, 2, 0x65, 0x88])) }))
+        let end = WireCodec.encode(.streamEnd(StreamEnd(streamID: id, reason: "forged end")))
+        // Another node of the cluster, with its own allowed key: units and an end for the show.
+        let rogue = try ClusterKeys.security(directory: keys, role: .transcoder, node: "rogue-9", logger: Logger(label: "rogue-9"))
+        async let fromNode: Void = HostilePeer.send([[units], [end]], type: .push, to: renditions, server: "packager", as: .security(rogue), for: 3)
+        // The transcoders' stolen role key: its own announce of the show (no lease ticket), units, an end.
+        let role = try ClusterKeys.security(directory: keys, role: .transcoder, node: nil, logger: Logger(label: "stolen"))
+        async let fromRole: Void = HostilePeer.send([[Self.announce(streamID: id, tenant: "shop", stream: "live")], [units], [end]], type: .push, to: renditions, server: "packager", as: .security(role), for: 3)
+        _ = try await (fromNode, fromRole)
+
+        #expect(packagerLog().contains("media refused: the sender does not hold this stream's lease") && packagerLog().contains("sender=rogue-9") && packagerLog().contains("sender=transcoder"),
+                "the other senders' media is refused and logged:\n\(packagerLog().suffix(3000))")
+        #expect(packagerLog().contains("announce refused") && packagerLog().contains("lease ticket is missing"), "the announce without a ticket is refused:\n\(packagerLog().suffix(3000))")
+        #expect(!packagerLog().contains("forged end"), "the forged end ended the show:\n\(packagerLog().suffix(3000))")
+        let scrape = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
+        let refused = scrape.split(separator: "\n").first { $0.hasPrefix("storecast_packager_media_refused_total{") }.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+        #expect((refused ?? 0) >= 2, "refusals are counted: \(refused.map { "\($0)" } ?? "none")")
+
+        // The show goes on: every rendition advances, none has ENDLIST.
+        try await Self.expectEveryRenditionAdvances(of: "shop/live", on: stack)
+        _ = await stack.stop()
+    }
+
+    /// Every rendition of `show` (`tenant/stream`) lists a later segment 5 s on, and none has ENDLIST.
+    static func expectEveryRenditionAdvances(of show: String, on stack: StorecastStack) async throws {
+        let master = await TestEnvironment.httpText("\(stack.playbackBase)/live/\(show)/master.m3u8")
+        let variants = EndToEndTests.variants(master)
+        #expect(!variants.isEmpty, "\(master)")
+        var sequences: [String: Int] = [:]
+        for v in variants { sequences[v.uri] = lastSequence(await TestEnvironment.httpText("\(stack.playbackBase)/live/\(show)/\(v.uri)")) }
+        try await Task.sleep(for: .seconds(5))
+        for v in variants {
+            let text = await TestEnvironment.httpText("\(stack.playbackBase)/live/\(show)/\(v.uri)")
+            #expect(!text.contains("#EXT-X-ENDLIST"), "\(v.uri) ended while live")
+            #expect(lastSequence(text) > sequences[v.uri] ?? Int.max, "\(v.uri) still advances")
+        }
     }
 
     static func lastSequence(_ playlist: String) -> Int {

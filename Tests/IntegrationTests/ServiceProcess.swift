@@ -6,13 +6,15 @@ final class ServiceProcess: @unchecked Sendable {
     let process = Process()
     let logURL: URL
 
-    init(name: String, executable: URL, arguments: [String], logDirectory: URL) throws {
+    /// `environment` is added to this process's own.
+    init(name: String, executable: URL, arguments: [String], environment: [String: String] = [:], logDirectory: URL) throws {
         self.name = name
         logURL = logDirectory.appendingPathComponent("\(name).log")
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let handle = try FileHandle(forWritingTo: logURL)
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice

@@ -13,7 +13,7 @@ final class StorecastStack: @unchecked Sendable {
     let zmqKeys: String
     private(set) var services: [ServiceProcess] = []
     /// How each service was started, to start it again (`restart`).
-    private var commands: [String: (binary: String, arguments: [String])] = [:]
+    private var commands: [String: (binary: String, arguments: [String], environment: [String: String])] = [:]
     /// HTTP ports of extra packagers by node name (the first packager uses `httpPort`).
     private(set) var extraPackagerPorts: [String: Int] = [:]
     /// The ZeroMQ endpoints the services bind (ingest's work ROUTER, the packager's PULL, the
@@ -55,31 +55,32 @@ final class StorecastStack: @unchecked Sendable {
     /// Starts the services. `workers` names the transcoder workers (one process each, the name is
     /// also its node id); `workerArguments` and `packagerArguments` are added to their command lines.
     /// `extraPackagers` names more packager nodes (sharding); each gets its own ports.
-    func start(workers: [String] = ["storecast-transcoder"], workerArguments: [String] = [], packagerArguments: [String] = [], extraPackagers: [String] = [], ingestArguments: [String] = []) throws {
+    func start(workers: [String] = ["storecast-transcoder"], workerArguments: [String] = [], packagerArguments: [String] = [], extraPackagers: [String] = [], ingestArguments: [String] = [],
+               workerEnvironment: [String: [String: String]] = [:]) throws {
         let work = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let renditions = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let telemetry = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         zmqEndpoints = (work, renditions, telemetry)
-        var plan: [(name: String, binary: String, arguments: [String])] = [
-            ("storecast-metrics", "storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(metricsPort)"]),
-            ("storecast-packager", "storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--database", database, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)", "--node", "packager-main"] + packagerArguments),
-            ("storecast-ingest", "storecast-ingest", ["--database", database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry] + ingestArguments),
+        var plan: [(name: String, binary: String, arguments: [String], environment: [String: String])] = [
+            ("storecast-metrics", "storecast-metrics", ["--subscribe-endpoint", telemetry, "--http-host", "127.0.0.1", "--http-port", "\(metricsPort)"], [:]),
+            ("storecast-packager", "storecast-packager", ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--database", database, "--http-host", "127.0.0.1", "--http-port", "\(httpPort)", "--node", "packager-main"] + packagerArguments, [:]),
+            ("storecast-ingest", "storecast-ingest", ["--database", database, "--rtmp-host", "127.0.0.1", "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry] + ingestArguments, [:]),
         ]
         for name in extraPackagers {
             let (port, pull) = (try TestEnvironment.freePort(), try TestEnvironment.freePort())
             extraPackagerPorts[name] = port
             plan.append((name, "storecast-packager", ["--pull-endpoint", "tcp://127.0.0.1:\(pull)", "--metrics-endpoint", telemetry, "--database", database,
-                                                      "--http-host", "127.0.0.1", "--http-port", "\(port)", "--node", name] + packagerArguments))
+                                                      "--http-host", "127.0.0.1", "--http-port", "\(port)", "--node", name] + packagerArguments, [:]))
         }
         for worker in workers {
-            plan.append((worker, "storecast-transcoder", ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", "ultrafast", "--node", worker] + workerArguments))
+            plan.append((worker, "storecast-transcoder", ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", "ultrafast", "--node", worker] + workerArguments, workerEnvironment[worker] ?? [:]))
         }
         plan.append(("storecast-api", "storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,
-                                                     "--playback-base-url", playbackBase, "--admin-token", TestEnvironment.adminToken]))
+                                                     "--playback-base-url", playbackBase, "--admin-token", TestEnvironment.adminToken], [:]))
         for i in plan.indices { plan[i].arguments += ["--zmq-keys", zmqKeys] }
         for service in plan {
-            commands[service.name] = (service.binary, service.arguments)
-            services.append(try ServiceProcess(name: service.name, executable: try TestEnvironment.binary(service.binary), arguments: service.arguments, logDirectory: logDirectory))
+            commands[service.name] = (service.binary, service.arguments, service.environment)
+            services.append(try ServiceProcess(name: service.name, executable: try TestEnvironment.binary(service.binary), arguments: service.arguments, environment: service.environment, logDirectory: logDirectory))
         }
     }
 
@@ -90,7 +91,7 @@ final class StorecastStack: @unchecked Sendable {
     func restart(_ name: String) throws {
         guard let command = commands[name] else { throw TestEnvironment.Failure(description: "no service \(name)") }
         let runs = services.filter { $0.name == name || $0.name.hasPrefix(name + "-run") }.count
-        let process = try ServiceProcess(name: "\(name)-run\(runs + 1)", executable: try TestEnvironment.binary(command.binary), arguments: command.arguments, logDirectory: logDirectory)
+        let process = try ServiceProcess(name: "\(name)-run\(runs + 1)", executable: try TestEnvironment.binary(command.binary), arguments: command.arguments, environment: command.environment, logDirectory: logDirectory)
         services.append(process)
     }
 

@@ -12,6 +12,10 @@ let wireCases: [String: WireMessage] = [
             TrackConfig(trackID: 1, kind: .video, codec: "h264", name: "source", timescale: 1000, width: 854, height: 480, config: Hex.bytes("0164001fffe1")),
             TrackConfig(trackID: 2, kind: .audio, codec: "aac", name: "audio", timescale: 1000, sampleRate: 44100, channels: 1, config: [0x12, 0x08]),
         ])),
+    "announce-worker-with-lease": .streamAnnounce(StreamAnnounce(
+        streamID: 42, sessionID: 7, tenant: "demo", streamName: "demo-show", discontinuity: false, tracks: [
+            TrackConfig(trackID: 1, kind: .video, codec: "h264", name: "360p", timescale: 90000, width: 640, height: 360, bitrate: 400_000, config: Hex.bytes("0164001e")),
+        ], leaseTicket: Array(0..<40))),
     "access-unit-keyframe": .accessUnit(AccessUnit(streamID: 42, trackID: 1, flags: 1, sequence: 1, dts: 0, compositionOffset: 66, data: Hex.bytes("000000026588"))),
     "access-unit-negative-dts": .accessUnit(AccessUnit(streamID: 42, trackID: 2, flags: 0, sequence: 9, dts: -21, compositionOffset: 0, data: [])),
     "stream-end": .streamEnd(StreamEnd(streamID: 42, reason: "disconnected")),
@@ -23,6 +27,8 @@ let wireCases: [String: WireMessage] = [
         name: "mobile", rungs: [.init(name: "720p", shortSide: 720, bitrate: 1_800_000), .init(name: "360p", shortSide: 360, bitrate: 500_000)],
         preset: "veryfast", gopSeconds: 1, lowLatency: true))),
     "assign-with-replay": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", replayUntil: 123_456)),
+    "assign-with-lease": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", leaseTicket: Array(0..<40))),
+    "assign-with-replay-and-lease": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", replayUntil: 123_456, leaseTicket: Array(0..<40))),
     "batch": .batch([
         .accessUnit(AccessUnit(streamID: 42, trackID: 1, flags: 1, sequence: 1, dts: 0, compositionOffset: 66, data: Hex.bytes("000000026588"))),
         .streamEnd(StreamEnd(streamID: 42, reason: "disconnected")),

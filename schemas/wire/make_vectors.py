@@ -14,6 +14,9 @@ vectors = [
     ("announce-ingest-h264-aac", head(0x01) + struct.pack(">qq", 42, 7) + s("demo") + s("demo-show") + bytes([0, 2])
         + track(1, 1, "h264", "source", 1000, 854, 480, 0, 0, 0, bytes.fromhex("0164001fffe1"))
         + track(2, 2, "aac", "audio", 1000, 0, 0, 0, 44100, 1, bytes.fromhex("1208"))),
+    ("announce-worker-with-lease", head(0x01) + struct.pack(">qq", 42, 7) + s("demo") + s("demo-show") + bytes([0, 1])
+        + track(1, 1, "h264", "360p", 90000, 640, 360, 400000, 0, 0, bytes.fromhex("0164001e"))
+        + bytes([40]) + bytes(range(40))),
     ("access-unit-keyframe", head(0x02) + struct.pack(">qBBQqi", 42, 1, 1, 1, 0, 66) + blob(bytes.fromhex("000000026588"))),
     ("access-unit-negative-dts", head(0x02) + struct.pack(">qBBQqi", 42, 2, 0, 9, -21, 0) + blob(b"")),
     ("thumbnail", head(0x04) + struct.pack(">qqHH", 42, 450000, 640, 360) + blob(bytes.fromhex("ffd8ffd9"))),
@@ -26,6 +29,10 @@ vectors = [
         + s("720p") + struct.pack(">HI", 720, 1800000) + s("360p") + struct.pack(">HI", 360, 500000)),
     ("assign-with-replay", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([0])
         + bytes([1]) + struct.pack(">q", 123456)),
+    ("assign-with-lease", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([0])
+        + bytes([0]) + bytes([40]) + bytes(range(40))),
+    ("assign-with-replay-and-lease", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([0])
+        + bytes([1]) + struct.pack(">q", 123456) + bytes([40]) + bytes(range(40))),
     ("batch", head(0x05) + struct.pack(">I", 2)
         + blob(head(0x02) + struct.pack(">qBBQqi", 42, 1, 1, 1, 0, 66) + blob(bytes.fromhex("000000026588")))
         + blob(head(0x03) + struct.pack(">q", 42) + s("disconnected"))),

@@ -1,0 +1,78 @@
+import Crypto
+import Foundation
+
+/// Proof that ingest leased a stream to a worker, which a packager checks before it takes that
+/// worker's media for the stream (issue 23: an allowed node must not push into another's show).
+///
+/// Ingest writes a ticket into each `assign`; the worker copies it into every `streamAnnounce`
+/// it sends the packager; the packager checks it against the announce's stream id and name and
+/// the sender's authenticated name (its ZAP User-Id), and from then on takes that stream's
+/// media from that sender only (``LeaseTicketKey`` signs and checks; the packager's
+/// `MediaAdmission` decides). A ticket is `u64 grantedAt (ms, increasing per ingest) ‖
+/// HMAC-SHA256(key, "storecast-lease-1" ‖ i64 streamID ‖ str tenant ‖ str stream ‖ str worker ‖
+/// u64 grantedAt)`, strings as `u16` length and UTF-8 (schemas/wire.md).
+///
+/// The key is shared by ingest and packagers only, with no file of its own: X25519 between the
+/// ingest role's secret key and the packager role's public key (the packager computes the same
+/// from its secret key and ingest's public key), through HKDF-SHA256. Workers hold neither
+/// secret key, so they can carry tickets but not make them.
+public struct LeaseTicketKey: Sendable {
+    public static let ticketLength = 8 + 32
+    private static let label = Array("storecast-lease-1".utf8)
+    /// The HMAC key's bytes (SymmetricKey is not Sendable).
+    private let keyBytes: [UInt8]
+    private var key: SymmetricKey { SymmetricKey(data: keyBytes) }
+
+    /// The key between the holder of `secretKey` and the holder of the secret of `peerPublicKey`
+    /// (32-byte X25519 keys, as CURVE's).
+    public init(secretKey: [UInt8], peerPublicKey: [UInt8]) throws {
+        let mine = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: secretKey)
+        let theirs = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: peerPublicKey)
+        let shared = try mine.sharedSecretFromKeyAgreement(with: theirs)
+        let derived = shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Self.label, sharedInfo: Array("ingest-packager".utf8), outputByteCount: 32)
+        keyBytes = derived.withUnsafeBytes { Array($0) }
+    }
+
+    /// A ticket for `worker` (its authenticated name) holding `streamID` (`tenant/stream`).
+    public func ticket(streamID: Int64, tenant: String, stream: String, worker: String, grantedAt: UInt64) -> [UInt8] {
+        var ticket = Self.bigEndian(grantedAt)
+        ticket += Array(HMAC<SHA256>.authenticationCode(for: Self.message(streamID, tenant, stream, worker, grantedAt), using: key))
+        return ticket
+    }
+
+    /// The ticket's grant time when it is this key's for exactly these, else nil.
+    public func verify(_ ticket: [UInt8], streamID: Int64, tenant: String, stream: String, worker: String) -> UInt64? {
+        guard ticket.count == Self.ticketLength else { return nil }
+        let grantedAt = ticket.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let message = Self.message(streamID, tenant, stream, worker, grantedAt)
+        guard HMAC<SHA256>.isValidAuthenticationCode(ticket.suffix(32), authenticating: message, using: key) else { return nil }
+        return grantedAt
+    }
+
+    private static func message(_ streamID: Int64, _ tenant: String, _ stream: String, _ worker: String, _ grantedAt: UInt64) -> [UInt8] {
+        var bytes = label
+        bytes += bigEndian(UInt64(bitPattern: streamID))
+        for text in [tenant, stream, worker] {
+            let utf8 = Array(text.utf8.prefix(Int(UInt16.max)))
+            bytes += [UInt8(utf8.count >> 8), UInt8(utf8.count & 0xFF)] + utf8
+        }
+        bytes += bigEndian(grantedAt)
+        return bytes
+    }
+
+    private static func bigEndian(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) }
+    }
+}
+
+/// Grant times for tickets: milliseconds of the wall clock, but always above the last one, so
+/// a later lease of this ingest has the later time even if the clock steps back.
+public struct LeaseGrantClock: Sendable {
+    private var last: UInt64 = 0
+    public init() {}
+    public mutating func next(now: Date) -> UInt64 {
+        let ms = UInt64(max(0, now.timeIntervalSince1970 * 1000))
+        last = max(last + 1, ms)
+        return last
+    }
+}

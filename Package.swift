@@ -115,6 +115,7 @@ let package = Package(
                 "StorecastRuntime", "PostgresClient", "StorecastWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"), .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swift6),
 
@@ -160,7 +161,7 @@ let package = Package(
         .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "BinaryCoding", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "ServiceLogicTests",
-            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "RTMP", "HLS", "StorecastWire", "StorecastRuntime", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "ControlPlane", "RTMP", "HLS", "StorecastWire", "StorecastRuntime", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swift6),
         .testTarget(
             name: "IngestChannelTests",
@@ -175,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StorecastRuntime", "PostgresClient", "ZeroMQ", "StorecastWire", "FFmpegCodecs", "MediaFormats", "RTMP", "StorecastTestSupport",
+                "StorecastRuntime", "ControlPlane", "PostgresClient", "ZeroMQ", "StorecastWire", "FFmpegCodecs", "MediaFormats", "RTMP", "StorecastTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -2,23 +2,64 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// Every API failure as JSON: `{"error": {"code": "...", "message": "..."}}` with a 4xx/5xx status.
+/// Every API failure as JSON, one shape for every 4xx and 5xx (issue 16):
+/// `{"error": {"code": "...", "message": "...", "field": "..." or null}}`. `field` names the
+/// body field or parameter at fault when there is one.
 struct APIError: Error, HTTPResponseError {
     let status: HTTPResponse.Status
     let code: String
     let message: String
+    var field: String? = nil
+    /// Seconds, sent as `Retry-After` (429, 503).
+    var retryAfter: Int? = nil
+
+    private struct Body: Encodable {
+        struct Detail: Encodable {
+            let code: String, message: String, field: String?
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(code, forKey: .code)
+                try c.encode(message, forKey: .message)
+                try c.encode(field, forKey: .field)  // null when none: one shape
+            }
+            enum CodingKeys: String, CodingKey { case code, message, field }
+        }
+        let error: Detail
+    }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body: [String: [String: String]] = ["error": ["code": code, "message": message]]
-        let data = try JSONEncoder().encode(body)
+        let data = try JSONEncoder().encode(Body(error: .init(code: code, message: message, field: field)))
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
+        if let retryAfter { headers[.retryAfter] = "\(retryAfter)" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    static func badRequest(_ message: String) -> APIError { APIError(status: .badRequest, code: "bad_request", message: message) }
+    static func badRequest(_ message: String, field: String? = nil) -> APIError { APIError(status: .badRequest, code: "bad_request", message: message, field: field) }
     static func notFound(_ message: String) -> APIError { APIError(status: .notFound, code: "not_found", message: message) }
-    static func conflict(_ message: String) -> APIError { APIError(status: .conflict, code: "conflict", message: message) }
-    static let unauthorized = APIError(status: .unauthorized, code: "unauthorized", message: "Send the operator token as 'Authorization: Bearer <token>'.")
-    static let unavailable = APIError(status: .serviceUnavailable, code: "database_unavailable", message: "The metadata database is unreachable; retry shortly.")
+    static func forbidden(_ message: String) -> APIError { APIError(status: .forbidden, code: "forbidden", message: message) }
+    static func conflict(_ message: String, field: String? = nil) -> APIError { APIError(status: .conflict, code: "conflict", message: message, field: field) }
+    static let unauthorized = APIError(status: .unauthorized, code: "unauthorized", message: "Send the operator's token or a tenant's API key as 'Authorization: Bearer <token>'.")
+    static let unavailable = APIError(status: .serviceUnavailable, code: "database_unavailable", message: "The metadata database is unreachable; retry shortly.", retryAfter: 5)
+    static func tooManyFailures(wait seconds: Int) -> APIError {
+        APIError(status: .tooManyRequests, code: "too_many_failed_attempts",
+                 message: "Too many wrong tokens from this address or for this key; wait \(seconds) s, then check the token.", retryAfter: seconds)
+    }
+
+    /// An error of Hummingbird's own (no route, a bad parameter) or an unexpected one, in this shape.
+    static func from(_ error: any Error) -> APIError {
+        if let error = error as? APIError { return error }
+        if let error = error as? HTTPError {
+            let code: String
+            switch error.status.code {
+            case 404: code = "not_found"
+            case 405: code = "method_not_allowed"
+            case 413: code = "body_too_large"
+            case 400..<500: code = "bad_request"
+            default: code = "internal"
+            }
+            return APIError(status: error.status, code: code, message: error.body ?? (error.status.code == 404 ? "No such route. The API's routes are listed in the README." : error.status.reasonPhrase))
+        }
+        return APIError(status: .internalServerError, code: "internal", message: "The API failed unexpectedly; the operator's log has the details.")
+    }
 }

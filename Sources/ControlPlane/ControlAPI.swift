@@ -58,18 +58,33 @@ public enum ControlAPI {
         var thumbnailURL: String
     }
 
-    public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String) -> Router<BasicRequestContext> {
-        let router = Router()
+    /// `trustedProxies`: addresses of proxies in front of the API whose `X-Forwarded-For` names
+    /// the client (wrong tokens are limited per client address).
+    public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = []) -> Router<APIRequestContext> {
+        build(catalog: catalog, adminToken: adminToken, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: trustedProxies).router
+    }
+
+    /// Every /v1 route with who may call it (``RouteAccess``), as registered.
+    public static func routes() -> [APIRoute] {
+        let database = PostgresExecutor(conninfo: "", name: "routes")
+        defer { database.shutdown() }
+        return build(catalog: StreamCatalog(database: database), adminToken: "", rtmpBaseURL: "", playbackBaseURL: "").routes
+    }
+
+    static func build(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = []) -> (router: Router<APIRequestContext>, routes: [APIRoute]) {
+        let router = Router(context: APIRequestContext.self)
+        router.add(middleware: APIErrorMiddleware(logger: logger))
         router.get("/healthz") { _, _ in "ok" }
         let v1 = router.group("v1")
-        v1.add(middleware: BearerTokenMiddleware(token: adminToken))
-        v1.get("streams") { request, _ -> Response in
+        v1.add(middleware: APIAuthenticator(adminToken: adminToken, database: catalog.database, failures: .init(), trustedProxies: trustedProxies, logger: logger))
+        let book = RouteBook(v1)
+        book.on(.get, "streams", .operator) { request, _ -> Response in
             let tenant = request.uri.queryParameters.get("tenant")
             let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
             return try json(["streams": streams])
         }
         // Which transcoder worker holds each stream (current leases, or history with current=false).
-        v1.get("leases") { request, _ -> Response in
+        book.on(.get, "leases", .operator) { request, _ -> Response in
             let current: Bool
             switch request.uri.queryParameters.get("current") ?? "true" {
             case "true": current = true
@@ -90,14 +105,14 @@ public enum ControlAPI {
             }
             return (origin.node?.id, origin.node?.publicURL ?? playbackBaseURL)
         }
-        v1.get("tenants/:tenant/streams/:stream/playback") { _, context -> Response in
+        book.on(.get, "tenants/:tenant/streams/:stream/playback", .tenant(.streamsRead)) { _, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let (node, base) = try await origin(tenant, stream)
             return try json(Playback(tenant: tenant, stream: stream, origin: node, playbackURL: "\(base)/live/\(tenant)/\(stream)/master.m3u8",
                                      thumbnailURL: "\(base)/live/\(tenant)/\(stream)/thumbnail.jpg"))
         }
         // A stream's latest preview still: the packager serves it; the API sends callers there.
-        v1.get("tenants/:tenant/streams/:stream/thumbnail") { _, context -> Response in
+        book.on(.get, "tenants/:tenant/streams/:stream/thumbnail", .tenant(.streamsRead)) { _, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let (_, base) = try await origin(tenant, stream)
             var headers = HTTPFields()
@@ -107,7 +122,7 @@ public enum ControlAPI {
         }
         // Ladder profiles: how a tenant's streams are transcoded.
         let profiles = LadderProfileStore(database: catalog.database)
-        v1.post("tenants/:tenant/ladder-profiles") { request, context -> Response in
+        book.on(.post, "tenants/:tenant/ladder-profiles", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant")
             let body = try await decode(SaveProfile.self, request, context)
             let profile = try await problems {
@@ -119,7 +134,7 @@ public enum ControlAPI {
                 tenant: tenant, name: profile.name, rungs: profile.rungs.map(LadderProfileStore.RungJSON.init),
                 preset: profile.preset, gopSeconds: Int(profile.gopSeconds), lowLatency: profile.lowLatency, default: body.default ?? false), status: .created)
         }
-        v1.put("tenants/:tenant/streams/:stream/ladder-profile") { request, context -> Response in
+        book.on(.put, "tenants/:tenant/streams/:stream/ladder-profile", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let body = try await decode(StreamProfile.self, request, context)
             try await problems { try await guarded { try await profiles.assign(tenantSlug: tenant, streamSlug: stream, profileName: body.name) } }
@@ -127,7 +142,7 @@ public enum ControlAPI {
         }
         // Private streams: playback needs a signed token on every request.
         let access = PlaybackAccessStore(database: catalog.database)
-        v1.put("tenants/:tenant/streams/:stream/visibility") { request, context -> Response in
+        book.on(.put, "tenants/:tenant/streams/:stream/visibility", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let body = try await decode(Visibility.self, request, context)
             guard PlaybackAccessStore.visibilities.contains(body.visibility) else {
@@ -138,7 +153,7 @@ public enum ControlAPI {
             }
             return try json(["tenant": tenant, "stream": stream, "visibility": body.visibility])
         }
-        v1.post("tenants/:tenant/streams/:stream/playback-tokens") { request, context -> Response in
+        book.on(.post, "tenants/:tenant/streams/:stream/playback-tokens", .tenant(.playbackSign)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let body = try await decode(TokenRequest.self, request, context)
             let seconds = body.ttlSeconds ?? 3600
@@ -153,7 +168,7 @@ public enum ControlAPI {
                                         playbackURL: "\(base)/live/\(tenant)/\(stream)/master.m3u8?token=\(issued.token)"), status: .created)
         }
         // Fair share: the largest source the tenant may publish.
-        v1.put("tenants/:tenant/source-limits") { request, context -> Response in
+        book.on(.put, "tenants/:tenant/source-limits", .operator) { request, context -> Response in
             let tenant = try context.parameters.require("tenant")
             let body = try await decode(SourceLimitsBody.self, request, context)
             guard (144...4320).contains(body.maxShortSide), (1...240).contains(body.maxFrameRate) else {
@@ -166,7 +181,7 @@ public enum ControlAPI {
             return try json(["tenant": tenant, "maxShortSide": "\(body.maxShortSide)", "maxFrameRate": "\(body.maxFrameRate)"])
         }
         // Fair share of disk: what the tenant may keep in recordings and DVR media.
-        v1.put("tenants/:tenant/storage-quota") { request, context -> Response in
+        book.on(.put, "tenants/:tenant/storage-quota", .operator) { request, context -> Response in
             let tenant = try context.parameters.require("tenant")
             let body = try await decode(StorageQuotaBody.self, request, context)
             guard (0...(1 << 50)).contains(body.bytes) else { throw APIError.badRequest("bytes must be from 0 to \(1 << 50)") }
@@ -176,7 +191,7 @@ public enum ControlAPI {
             return try json(["tenant": tenant, "quotaBytes": "\(body.bytes)"])
         }
         // The tenant's recordings against its quota ("full": recordings stop, DVR is not archived).
-        v1.get("tenants/:tenant/storage") { _, context -> Response in
+        book.on(.get, "tenants/:tenant/storage", .tenant(.recordings)) { _, context -> Response in
             let tenant = try context.parameters.require("tenant")
             guard Slug.isValid(tenant),
                   let use = try await guarded({ try await catalog.database.run { try RecordingStore.usage($0, tenants: [tenant], node: "")[tenant] } }) else {
@@ -186,7 +201,7 @@ public enum ControlAPI {
                                        state: use.recordedBytes >= use.quotaBytes ? "full" : "ok"))
         }
         // A new playback secret for the tenant; the old one keeps playing for the grace period.
-        v1.post("tenants/:tenant/playback-secret/rotate") { request, context -> Response in
+        book.on(.post, "tenants/:tenant/playback-secret/rotate", .tenant(.playbackSign)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant")
             let body = try await decode(SecretRotation.self, request, context)
             let grace = body.graceSeconds ?? 3600
@@ -199,7 +214,7 @@ public enum ControlAPI {
             return try json(["tenant": tenant, "previousSecretValidUntil": ISO8601DateFormatter().string(from: until)])
         }
         // Recording: on or off per stream; each recorded session is a row with its state.
-        v1.put("tenants/:tenant/streams/:stream/recording") { request, context -> Response in
+        book.on(.put, "tenants/:tenant/streams/:stream/recording", .tenant(.recordings)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let body = try await decode(RecordingSwitch.self, request, context)
             guard try await guarded({ try await catalog.database.run { try RecordingStore.setEnabled($0, tenant: tenant, stream: stream, body.enabled) } }) else {
@@ -207,12 +222,12 @@ public enum ControlAPI {
             }
             return try json(["tenant": tenant, "stream": stream, "recording": body.enabled ? "on" : "off"])
         }
-        v1.get("tenants/:tenant/streams/:stream/recordings") { _, context -> Response in
+        book.on(.get, "tenants/:tenant/streams/:stream/recordings", .tenant(.recordings)) { _, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let rows = try await guarded { try await catalog.database.run { try RecordingStore.list($0, tenant: tenant, stream: stream) } }
             return try json(["recordings": rows])
         }
-        v1.post("tenants") { request, context -> Response in
+        book.on(.post, "tenants", .operator) { request, context -> Response in
             let body = try await decode(CreateTenant.self, request, context)
             guard Slug.isValid(body.slug) else { throw APIError.badRequest("slug must be \(Slug.rule)") }
             let id: Int64
@@ -223,7 +238,7 @@ public enum ControlAPI {
             }
             return try json(["id": "\(id)", "slug": body.slug], status: .created)
         }
-        v1.post("tenants/:tenant/streams") { request, context -> Response in
+        book.on(.post, "tenants/:tenant/streams", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant")
             let body = try await decode(CreateStream.self, request, context)
             guard Slug.isValid(body.slug) else { throw APIError.badRequest("slug must be \(Slug.rule)") }
@@ -246,7 +261,10 @@ public enum ControlAPI {
                 thumbnailURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/thumbnail.jpg"),
                 status: .created)
         }
-        return router
+        tenantRoutes(book, catalog: catalog)
+        apiKeyRoutes(book, catalog: catalog)
+        streamRoutes(book, catalog: catalog)
+        return (router, book.routes)
     }
 
     /// Maps the profile store's problems to 400 and 404.
@@ -271,7 +289,7 @@ public enum ControlAPI {
         }
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: BasicRequestContext) async throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: APIRequestContext) async throws -> T {
         let buffer: ByteBuffer
         do { buffer = try await request.body.collect(upTo: maximumBodyBytes) } catch {
             throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(maximumBodyBytes) bytes.")
@@ -287,23 +305,5 @@ public enum ControlAPI {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
-    }
-}
-
-/// Requires `Authorization: Bearer <token>` when the operator configured a token.
-struct BearerTokenMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
-    /// Required: the API has no open mode (``AdminToken/check(_:)`` at start).
-    let token: String
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let presented = request.headers[.authorization] ?? ""
-        let expected = "Bearer \(token)"
-        // Constant-time compare.
-        let a = Array(presented.utf8), b = Array(expected.utf8)
-        var diff = a.count ^ b.count
-        for i in 0..<min(a.count, b.count) { diff |= Int(a[i] ^ b[i]) }
-        guard diff == 0 else { throw APIError.unauthorized }
-        return try await next(request, context)
     }
 }

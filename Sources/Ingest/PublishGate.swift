@@ -90,6 +90,11 @@ public final class PublishGate: Sendable {
             return .failure(.badName("Unknown stream key. Copy the key from your Storecast dashboard."))
         }
         shared.withLock { $0.keyFailures.succeeded(address) }
+        guard !record.tenantSuspended else {
+            logger.warning("publish refused: tenant suspended", metadata: ["remote": "\(remote)", "tenant": "\(record.tenantSlug)", "stream": "\(record.streamSlug)"])
+            refused.increment()
+            return .failure(.badName("The account \(record.tenantSlug) is suspended, so it cannot go live. Contact the platform's operator."))
+        }
         let claim = shared.withLock { $0.table.claim(record.streamID, now: clock.now) }
         var grant = PublishGrant(streamID: record.streamID, sessionID: 0, tenant: record.tenantSlug, streamName: record.streamSlug, continuing: nil, gap: .zero, resumed: false, sourceLimits: record.sourceLimits)
         switch claim {

@@ -14,6 +14,8 @@ public struct StreamRecord: Sendable, Equatable {
     public var profile: TranscodeProfile? = nil
     /// The tenant's largest source.
     public var sourceLimits = SourceLimits.defaults
+    /// The operator suspended the tenant: its streams cannot start.
+    public var tenantSuspended = false
 }
 
 public struct CreatedStream: Sendable, Equatable {
@@ -75,6 +77,7 @@ public struct StreamCatalog: Sendable {
         let rows = try await database.execute(
             """
             SELECT s.id, s.tenant_id, t.slug AS tenant_slug, s.slug, t.max_concurrent_streams, t.max_source_short_side, t.max_source_frame_rate,
+                   t.suspended_at IS NOT NULL AS suspended,
                    (SELECT count(*) FROM streams l WHERE l.tenant_id = s.tenant_id AND l.status IN ('live', 'reconnecting') AND l.id <> s.id) AS live,
                    p.name AS profile_name, p.rungs::text AS profile_rungs, p.preset AS profile_preset,
                    p.gop_seconds AS profile_gop, p.low_latency AS profile_low_latency
@@ -89,7 +92,8 @@ public struct StreamCatalog: Sendable {
             maxConcurrentStreams: Int(rows.int(0, "max_concurrent_streams") ?? 0), liveStreamsOfTenant: Int(rows.int(0, "live") ?? 0),
             profile: LadderProfileStore.profile(rows, 0),
             sourceLimits: SourceLimits(maximumShortSide: Int(rows.int(0, "max_source_short_side") ?? 1080),
-                                       maximumFrameRate: rows.value(0, "max_source_frame_rate").flatMap(Double.init) ?? 60))
+                                       maximumFrameRate: rows.value(0, "max_source_frame_rate").flatMap(Double.init) ?? 60),
+            tenantSuspended: rows.value(0, "suspended") == "t")
     }
 
     /// Sets the tenant's largest source; false when there is no such tenant.

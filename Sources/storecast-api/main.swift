@@ -22,6 +22,7 @@ struct APICommand: AsyncParsableCommand {
     @Option(help: "Directory of the cluster's CURVE keys (`storecast keys DIR` writes it; default: $STORECAST_ZMQ_KEYS). Every ZeroMQ socket is authenticated with them.") var zmqKeys: String?
     @Option(help: "Seconds a connection has to send its request headers, and an idle keep-alive connection stays open.") var httpIdleTimeout: Double = 10
     @Option(help: "Open HTTP connections from one IP address (0: no cap).") var httpMaxConnectionsPerIP = HTTPConnectionLimits().maximumConnectionsPerIP
+    @Option(parsing: .upToNextOption, help: "IP addresses of proxies in front of the API (load balancers) whose X-Forwarded-For names the client; wrong tokens are limited per client address.") var trustedProxy: [String] = []
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
@@ -33,7 +34,7 @@ struct APICommand: AsyncParsableCommand {
         httpLimits.idleTimeout = .milliseconds(Int(max(1, httpIdleTimeout) * 1000))
         httpLimits.maximumConnectionsPerIP = max(0, httpMaxConnectionsPerIP)
         let app = Application(
-            router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL),
+            router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: Set(trustedProxy)),
             server: .guardedHTTP1(limits: httpLimits, listener: "api-http", logger: logger),
             configuration: .guarded(host: httpHost, port: httpPort, serverName: "storecast-api", limits: httpLimits), logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "api", node: NodeIdentity.defaultNodeID(service: "api"), context: try ClusterKeys.context(option: zmqKeys, role: .api, logger: logger), logger: logger)

@@ -1,5 +1,5 @@
 @testable import Ingest
-import StorecastRuntime
+@testable import StorecastRuntime
 import Testing
 
 /// Wrong stream keys back off per address (golden table; clock as a parameter).

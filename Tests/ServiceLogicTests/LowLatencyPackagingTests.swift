@@ -2,6 +2,7 @@ import Foundation
 import Logging
 @testable import Packager
 import HLS
+import StorecastRuntime
 import StorecastWire
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
-/// Wrong stream keys from one address, and how long it must wait before the next key is
-/// checked (issue 23: one client tried 140 keys a second, each a database query). A pure
+/// Wrong secrets (stream keys at ingest, API keys and tokens at the API) from one address or for
+/// one key id, and how long it must wait before the next is checked (issue 23: one client tried
+/// 140 stream keys a second, each a database query). A pure
 /// decider with the clock as a parameter: after ``freeFailures`` wrong keys within
 /// ``window``, each further one doubles the wait from ``firstPenalty`` up to ``maximumPenalty``;
 /// a right key clears the address. While an address waits, its publishes are refused without

@@ -1,0 +1,40 @@
+/// What a tenant's API key may do (issue 16). A key holds one or more; the operator's token
+/// may do everything.
+public enum APIScope: String, CaseIterable, Sendable, Codable {
+    /// Read streams, their live status, sessions, playback URLs and thumbnails.
+    case streamsRead = "streams:read"
+    /// Create and change streams, their ladder profiles and visibility.
+    case streamsWrite = "streams:write"
+    /// Mint playback tokens for private streams and rotate the playback secret.
+    case playbackSign = "playback:sign"
+    /// Turn recording on or off and read recordings and storage.
+    case recordings
+    /// Manage webhook endpoints (the webhooks part of issue 16).
+    case webhooks
+    /// Post product highlights (issue 18).
+    case highlights
+}
+
+/// Who is calling, once its bearer token is checked.
+public enum Principal: Sendable, Equatable {
+    /// The operator's admin token.
+    case `operator`
+    /// A tenant's API key: its tenant, its id and its scopes.
+    case tenant(String, keyID: String, scopes: Set<APIScope>)
+
+    /// Who made something, as stored: `operator` or the key's id.
+    var name: String {
+        switch self {
+        case .operator: "operator"
+        case .tenant(_, let keyID, _): keyID
+        }
+    }
+}
+
+/// Who may call a route.
+public enum RouteAccess: Sendable, Equatable {
+    /// The operator only.
+    case `operator`
+    /// The operator, or a key of the route's tenant (`:tenant`) holding `scope` (nil: any key).
+    case tenant(APIScope?)
+}

@@ -1,0 +1,34 @@
+import HTTPTypes
+import Hummingbird
+
+/// A /v1 route and who may call it.
+public struct APIRoute: Sendable, Equatable, CustomStringConvertible {
+    public let method: HTTPRequest.Method
+    /// As registered, with `:tenant`-style parameters, from the root (`/v1/...`).
+    public let path: String
+    public let access: RouteAccess
+    public var description: String { "\(method) \(path)" }
+}
+
+/// Registers /v1 routes, each with who may call it: every handler runs only once
+/// ``AccessPolicy`` allowed the caller (``APIAuthenticator`` put it in the context), so no route
+/// can forget the check; and the list of what was registered is what the isolation test walks.
+final class RouteBook {
+    private let group: RouterGroup<APIRequestContext>
+    private(set) var routes: [APIRoute] = []
+
+    init(_ group: RouterGroup<APIRequestContext>) { self.group = group }
+
+    func on(_ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess,
+            _ handler: @escaping @Sendable (Request, APIRequestContext) async throws -> Response) {
+        routes.append(APIRoute(method: method, path: "/v1/\(path)", access: access))
+        group.on(RouterPath(path), method: method) { request, context -> Response in
+            guard let principal = context.principal else { throw APIError.unauthorized }
+            switch AccessPolicy.decide(principal, access, tenant: context.parameters.get("tenant")) {
+            case .allow: return try await handler(request, context)
+            case .notFound(let message): throw APIError.notFound(message)
+            case .forbidden(let message): throw APIError.forbidden(message)
+            }
+        }
+    }
+}

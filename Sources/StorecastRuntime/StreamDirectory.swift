@@ -1,0 +1,102 @@
+import Foundation
+import PostgresClient
+
+/// A tenant's streams as its API shows them (issue 16): pages of streams, one stream with its
+/// live status and current session, and a stream's session history. Calls block: use them on
+/// the database thread (`PostgresExecutor.run`). Pages are ordered by id and continue after
+/// the last id of the previous page (a cursor that stays right while streams are added).
+public enum StreamDirectory {
+    public static let states = ["idle", "live", "reconnecting", "ended"]
+
+    public struct Session: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var startedAt: String
+        public var endedAt: String?
+        public var endReason: String?
+        public var ingestNode: String
+        public var client: String?
+        public var videoCodec: String?
+        public var audioCodec: String?
+        public var width: Int?
+        public var height: Int?
+        public var frameRate: Double?
+    }
+
+    public struct Stream: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var tenant: String
+        public var slug: String
+        public var title: String
+        /// `idle | live | reconnecting | ended`.
+        public var state: String
+        public var visibility: String
+        public var recording: Bool
+        public var keyPrefix: String
+        /// The packager node it plays from, when placed.
+        public var origin: String?
+        public var createdAt: String
+        /// The open session while live or reconnecting.
+        public var session: Session?
+    }
+
+    /// Up to `limit` streams of `tenant` after id `after`, optionally in one state.
+    public static func list(_ db: PostgresConnection, tenant: String, state: String?, after: Int64, limit: Int) throws -> [Stream] {
+        let rows = try db.execute(
+            """
+            SELECT \(streamColumns) FROM streams s JOIN tenants t ON t.id = s.tenant_id \(openSessionJoin)
+            WHERE t.slug = $1 AND ($2::text IS NULL OR s.status = $2) AND s.id > $3::bigint
+            ORDER BY s.id LIMIT $4::int
+            """, [tenant, state, String(after), String(limit)])
+        return (0..<rows.count).map { stream(rows, $0) }
+    }
+
+    public static func find(_ db: PostgresConnection, tenant: String, stream slug: String) throws -> Stream? {
+        let rows = try db.execute(
+            "SELECT \(streamColumns) FROM streams s JOIN tenants t ON t.id = s.tenant_id \(openSessionJoin) WHERE t.slug = $1 AND s.slug = $2",
+            [tenant, slug])
+        return rows.isEmpty ? nil : stream(rows, 0)
+    }
+
+    /// The stream's sessions, newest first, before session id `before`; nil when there is no such stream.
+    public static func sessions(_ db: PostgresConnection, tenant: String, stream slug: String, before: Int64, limit: Int) throws -> [Session]? {
+        let exists = try db.execute("SELECT s.id FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 AND s.slug = $2", [tenant, slug])
+        guard let id = exists.int(0, "id") else { return nil }
+        let rows = try db.execute(
+            "SELECT \(sessionColumns("x")) FROM sessions x WHERE x.stream_id = $1 AND x.id < $2::bigint ORDER BY x.id DESC LIMIT $3::int",
+            [String(id), String(before), String(limit)])
+        return (0..<rows.count).map { session(rows, $0, prefix: "") }
+    }
+
+    private static let openSessionJoin = "LEFT JOIN LATERAL (SELECT * FROM sessions x WHERE x.stream_id = s.id AND x.ended_at IS NULL ORDER BY x.id DESC LIMIT 1) x ON true"
+
+    private static func time(_ column: String) -> String { "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')" }
+
+    private static func sessionColumns(_ x: String, prefix: String = "") -> String {
+        """
+        \(x).id AS \(prefix)id, \(time("\(x).started_at")) AS \(prefix)started_at, \(time("\(x).ended_at")) AS \(prefix)ended_at,
+        \(x).end_reason AS \(prefix)end_reason, \(x).ingest_node AS \(prefix)ingest_node, \(x).client AS \(prefix)client,
+        \(x).video_codec AS \(prefix)video_codec, \(x).audio_codec AS \(prefix)audio_codec, \(x).width AS \(prefix)width,
+        \(x).height AS \(prefix)height, \(x).frame_rate AS \(prefix)frame_rate
+        """
+    }
+
+    private static let streamColumns = """
+        s.id, t.slug AS tenant, s.slug, s.title, s.status, s.visibility, s.record, s.key_prefix, s.origin_node, \(time("s.created_at")) AS created_at,
+        \(sessionColumns("x", prefix: "session_"))
+        """
+
+    private static func session(_ rows: PostgresRows, _ i: Int, prefix: String) -> Session {
+        Session(id: rows.int(i, prefix + "id") ?? 0, startedAt: rows.value(i, prefix + "started_at") ?? "", endedAt: rows.value(i, prefix + "ended_at"),
+                endReason: rows.value(i, prefix + "end_reason"), ingestNode: rows.value(i, prefix + "ingest_node") ?? "",
+                client: rows.value(i, prefix + "client"), videoCodec: rows.value(i, prefix + "video_codec"), audioCodec: rows.value(i, prefix + "audio_codec"),
+                width: rows.int(i, prefix + "width").map(Int.init), height: rows.int(i, prefix + "height").map(Int.init),
+                frameRate: rows.value(i, prefix + "frame_rate").flatMap(Double.init))
+    }
+
+    private static func stream(_ rows: PostgresRows, _ i: Int) -> Stream {
+        Stream(id: rows.int(i, "id") ?? 0, tenant: rows.value(i, "tenant") ?? "", slug: rows.value(i, "slug") ?? "", title: rows.value(i, "title") ?? "",
+               state: rows.value(i, "status") ?? "", visibility: rows.value(i, "visibility") ?? "", recording: rows.value(i, "record") == "t",
+               keyPrefix: rows.value(i, "key_prefix") ?? "", origin: rows.value(i, "origin_node"), createdAt: rows.value(i, "created_at") ?? "",
+               session: rows.value(i, "session_id") == nil ? nil : session(rows, i, prefix: "session_"))
+    }
+}

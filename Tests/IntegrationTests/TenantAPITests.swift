@@ -1,0 +1,243 @@
+import ControlPlane
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PostgresClient
+import Testing
+
+/// Who may do what on the control API (issue 16), against the real `storecast-api` and a real
+/// PostgreSQL: tenants' own API keys, their scopes, and tenant isolation as a table over every
+/// route the API registers.
+@Suite(.serialized) struct TenantAPITests {
+    /// The API alone, on a fresh migrated database.
+    final class API: @unchecked Sendable {
+        let stack: StorecastStack
+        let process: ServiceProcess
+        let db: PostgresExecutor
+        var base: String { "http://127.0.0.1:\(stack.apiPort)" }
+
+        init() async throws {
+            stack = try StorecastStack()
+            _ = try await stack.cli(["migrate", "--migrations", TestEnvironment.migrationsDirectory.path])
+            process = try ServiceProcess(name: "storecast-api", executable: try TestEnvironment.binary("storecast-api"), arguments: [
+                "--database", stack.database, "--http-host", "127.0.0.1", "--http-port", "\(stack.apiPort)", "--metrics-endpoint", "tcp://127.0.0.1:1",
+                "--admin-token", TestEnvironment.adminToken, "--zmq-keys", TestEnvironment.zmqKeys], logDirectory: stack.logDirectory)
+            db = PostgresExecutor(conninfo: stack.database)
+            let base = "http://127.0.0.1:\(stack.apiPort)"
+            let up = await StorecastStack.eventually(timeout: .seconds(20)) { await TestEnvironment.httpGet("\(base)/healthz")?.status == 200 }
+            if !up { throw TestEnvironment.Failure(description: "the API did not start:\n\(process.log)") }
+        }
+
+        func stop() {
+            process.stop()
+            db.shutdown()
+        }
+
+        /// One request, redirects not followed.
+        func call(_ method: String, _ path: String, json: String? = nil, token: String?) async -> (status: Int, headers: [String: String], body: String) {
+            var request = URLRequest(url: URL(string: base + path)!)
+            request.httpMethod = method
+            request.timeoutInterval = 10
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            if let json {
+                request.httpBody = Data(json.utf8)
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            }
+            guard let (data, response) = try? await URLSession.shared.data(for: request, delegate: NoRedirects()), let http = response as? HTTPURLResponse else {
+                return (0, [:], "no answer")
+            }
+            var headers: [String: String] = [:]
+            for (k, v) in http.allHeaderFields { headers["\(k)".lowercased()] = "\(v)" }
+            return (http.statusCode, headers, String(decoding: data, as: UTF8.self))
+        }
+
+        /// Makes a key of `tenant` as the operator; returns its text and id.
+        func key(_ tenant: String, scopes: [String], by token: String = TestEnvironment.adminToken) async throws -> (text: String, id: String) {
+            let scopeList = scopes.map { "\"\($0)\"" }.joined(separator: ",")
+            let r = await call("POST", "/v1/tenants/\(tenant)/api-keys", json: #"{"name":"test","scopes":[\#(scopeList)]}"#, token: token)
+            guard r.status == 201, let object = try JSONSerialization.jsonObject(with: Data(r.body.utf8)) as? [String: Any],
+                  let text = object["key"] as? String, let row = object["apiKey"] as? [String: Any], let id = row["id"] as? String else {
+                throw TestEnvironment.Failure(description: "no key: \(r.status) \(r.body)")
+            }
+            return (text, id)
+        }
+
+        /// Everything a route could change, but keys' last use.
+        func snapshot() async throws -> String {
+            let r = try await db.execute("""
+                SELECT (SELECT coalesce(string_agg(t::text, '|' ORDER BY t.id), '') FROM tenants t)
+                    || (SELECT coalesce(string_agg(s::text, '|' ORDER BY s.id), '') FROM streams s)
+                    || (SELECT coalesce(string_agg(k.id || k.name || array_to_string(k.scopes, ',') || coalesce(k.revoked_at::text, ''), '|' ORDER BY k.id), '') FROM api_keys k)
+                    || (SELECT coalesce(string_agg(p::text, '|' ORDER BY p.id), '') FROM ladder_profiles p)
+                    || (SELECT coalesce(string_agg(r::text, '|' ORDER BY r.id), '') FROM recordings r) AS everything
+                """)
+            return r.value(0, "everything") ?? ""
+        }
+    }
+
+    final class NoRedirects: NSObject, URLSessionTaskDelegate {
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest) async -> URLRequest? { nil }
+    }
+
+    /// A body each route accepts; a route added without one here fails the table below.
+    static let examples: [String: String?] = [
+        "GET /v1/streams": nil, "GET /v1/leases": nil, "GET /v1/tenants": nil, "POST /v1/tenants": #"{"slug":"newcomer"}"#,
+        "GET /v1/tenants/:tenant": nil, "POST /v1/tenants/:tenant/suspend": nil, "POST /v1/tenants/:tenant/resume": nil,
+        "PUT /v1/tenants/:tenant/source-limits": #"{"maxShortSide":720,"maxFrameRate":30}"#,
+        "PUT /v1/tenants/:tenant/storage-quota": #"{"bytes":1000000}"#,
+        "GET /v1/tenants/:tenant/storage": nil,
+        "POST /v1/tenants/:tenant/playback-secret/rotate": #"{"graceSeconds":0}"#,
+        "POST /v1/tenants/:tenant/ladder-profiles": #"{"name":"slim","rungs":[{"name":"360p","shortSide":360,"bitrate":400000}]}"#,
+        "POST /v1/tenants/:tenant/streams": #"{"slug":"made-here"}"#,
+        "GET /v1/tenants/:tenant/streams": nil,
+        "GET /v1/tenants/:tenant/streams/:stream": nil,
+        "GET /v1/tenants/:tenant/streams/:stream/sessions": nil,
+        "GET /v1/tenants/:tenant/streams/:stream/playback": nil,
+        "GET /v1/tenants/:tenant/streams/:stream/thumbnail": nil,
+        "PUT /v1/tenants/:tenant/streams/:stream/ladder-profile": #"{}"#,
+        "PUT /v1/tenants/:tenant/streams/:stream/visibility": #"{"visibility":"private"}"#,
+        "POST /v1/tenants/:tenant/streams/:stream/playback-tokens": #"{"ttlSeconds":60}"#,
+        "PUT /v1/tenants/:tenant/streams/:stream/recording": #"{"enabled":true}"#,
+        "GET /v1/tenants/:tenant/streams/:stream/recordings": nil,
+        "POST /v1/tenants/:tenant/api-keys": #"{"scopes":["streams:read"]}"#,
+        "GET /v1/tenants/:tenant/api-keys": nil,
+        "DELETE /v1/tenants/:tenant/api-keys/:key": nil,
+    ]
+
+    /// Tenant isolation over every registered route: tenant A's key against tenant B's things is
+    /// answered 404 (as for a tenant that does not exist) and changes nothing; B's own key gets
+    /// past the check on B's tenant routes and 403 on the operator's; A's key gets 403 outside
+    /// any tenant.
+    @Test func everyRouteIsolatesTenants() async throws {
+        let routes = ControlAPI.routes()
+        #expect(Set(routes.map(\.description)) == Set(Self.examples.keys), "every route has an example body here, and only routes do")
+        let api = try await API()
+        defer { api.stop() }
+        for tenant in ["a", "b"] {
+            #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"\#(tenant)"}"#, token: TestEnvironment.adminToken).status == 201)
+            #expect(await api.call("POST", "/v1/tenants/\(tenant)/streams", json: #"{"slug":"show"}"#, token: TestEnvironment.adminToken).status == 201)
+        }
+        let all = ["streams:read", "streams:write", "playback:sign", "recordings", "webhooks", "highlights"]
+        let keyA = try await api.key("a", scopes: all)
+        let keyB = try await api.key("b", scopes: all)
+        let target = try await api.key("b", scopes: ["streams:read"])  // what B's DELETE revokes
+        func path(_ route: APIRoute, tenant: String) -> String {
+            route.path.replacingOccurrences(of: ":tenant", with: tenant).replacingOccurrences(of: ":stream", with: "show").replacingOccurrences(of: ":key", with: target.id)
+        }
+
+        let before = try await api.snapshot()
+        for route in routes {
+            let r = await api.call("\(route.method)", path(route, tenant: "b"), json: Self.examples[route.description] ?? nil, token: keyA.text)
+            if route.path.contains(":tenant") {
+                #expect(r.status == 404 && r.body.contains(#""code":"not_found""#) && r.body.contains("no tenant b"), "\(route) with tenant a's key: \(r.status) \(r.body)")
+            } else {
+                #expect(r.status == 403 && r.body.contains(#""code":"forbidden""#), "\(route) with a tenant's key: \(r.status) \(r.body)")
+            }
+        }
+        // The same words for a tenant that does not exist.
+        let ghost = await api.call("GET", "/v1/tenants/ghost/streams", token: keyA.text)
+        #expect(ghost.status == 404 && ghost.body.contains("no tenant ghost"), "\(ghost.status) \(ghost.body)")
+        #expect(try await api.snapshot() == before, "tenant a's key changed something of tenant b")
+
+        for route in routes where route.path.contains(":tenant") {
+            let r = await api.call("\(route.method)", path(route, tenant: "b"), json: Self.examples[route.description] ?? nil, token: keyB.text)
+            if route.access == .operator {
+                #expect(r.status == 403, "\(route) is the operator's: \(r.status) \(r.body)")
+            } else {
+                #expect(r.status != 404 && r.status < 500 && r.status != 401 && r.status != 403, "\(route) with tenant b's own key: \(r.status) \(r.body)")
+            }
+        }
+        #expect(try await api.snapshot() != before, "tenant b's own key changed its things")
+    }
+
+    /// A key does only what its scopes say, and cannot make or revoke a key with more.
+    @Test func aKeyIsHeldToItsScopes() async throws {
+        let api = try await API()
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        #expect(await api.call("POST", "/v1/tenants/shop/streams", json: #"{"slug":"live"}"#, token: TestEnvironment.adminToken).status == 201)
+        let reader = try await api.key("shop", scopes: ["streams:read"])
+        let cases: [(method: String, path: String, body: String?, status: Int, says: String)] = [
+            ("GET", "/v1/tenants/shop/streams/live", nil, 200, #""slug":"live""#),
+            ("GET", "/v1/tenants/shop/streams", nil, 200, #""streams":["#),
+            ("POST", "/v1/tenants/shop/streams", #"{"slug":"other"}"#, 403, "lacks the streams:write scope"),
+            ("POST", "/v1/tenants/shop/streams/live/playback-tokens", #"{}"#, 403, "lacks the playback:sign scope"),
+            ("PUT", "/v1/tenants/shop/streams/live/recording", #"{"enabled":true}"#, 403, "lacks the recordings scope"),
+            ("POST", "/v1/tenants/shop/api-keys", #"{"scopes":["playback:sign"]}"#, 403, "cannot make a key with playback:sign"),
+            ("POST", "/v1/tenants/shop/api-keys", #"{"scopes":["streams:read"]}"#, 201, #""key":"sck_"#),
+            ("POST", "/v1/tenants/shop/api-keys", #"{"scopes":["everything"]}"#, 400, #""field":"scopes""#),
+            ("PUT", "/v1/tenants/shop/storage-quota", #"{"bytes":1}"#, 403, "Only the platform's operator"),
+        ]
+        for c in cases {
+            let r = await api.call(c.method, c.path, json: c.body, token: reader.text)
+            #expect(r.status == c.status && r.body.contains(c.says), "\(c.method) \(c.path): \(r.status) \(r.body)")
+        }
+        let writer = try await api.key("shop", scopes: ["streams:read", "streams:write"])
+        let revoke = await api.call("DELETE", "/v1/tenants/shop/api-keys/\(writer.id)", token: reader.text)
+        #expect(revoke.status == 403 && revoke.body.contains("cannot revoke a key with streams:write"), "\(revoke.status) \(revoke.body)")
+        #expect(await api.call("GET", "/v1/tenants/shop/streams/live", token: writer.text).status == 200, "the writer still works")
+    }
+
+    /// A key is shown once and kept hashed; revoked, it fails; a suspended tenant's keys fail;
+    /// wrong tokens from one address are answered 429 with Retry-After after five.
+    @Test func keysAreShownOnceRevocableAndWrongTokensAreLimited() async throws {
+        let api = try await API()
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        let key = try await api.key("shop", scopes: ["streams:read"])
+        let secret = String(key.text.split(separator: "_").last ?? "")
+        let list = await api.call("GET", "/v1/tenants/shop/api-keys", token: key.text)
+        #expect(list.status == 200 && list.body.contains(key.id) && !list.body.contains(secret), "the list never shows the secret: \(list.body)")
+        let stored = try await api.db.execute("SELECT secret_hash FROM api_keys WHERE id = $1", [key.id])
+        #expect(stored.value(0, "secret_hash")?.count == 64 && stored.value(0, "secret_hash") != secret, "only a hash is kept")
+
+        #expect(await api.call("POST", "/v1/tenants/shop/suspend", token: TestEnvironment.adminToken).status == 200)
+        #expect(await api.call("GET", "/v1/tenants/shop", token: key.text).status == 401, "a suspended tenant's key fails")
+        let suspended = await api.call("GET", "/v1/tenants/shop", token: TestEnvironment.adminToken)
+        #expect(suspended.body.contains(#""suspendedAt":"20"#), "\(suspended.body)")
+        #expect(await api.call("POST", "/v1/tenants/shop/resume", token: TestEnvironment.adminToken).status == 200)
+        #expect(await api.call("GET", "/v1/tenants/shop", token: key.text).status == 200, "resumed, the key works again")
+
+        #expect(await api.call("DELETE", "/v1/tenants/shop/api-keys/\(key.id)", token: TestEnvironment.adminToken).status == 204)
+        let revoked = await api.call("GET", "/v1/tenants/shop", token: key.text)
+        #expect(revoked.status == 401 && revoked.body.contains(#""field":null"#), "a revoked key fails, in the one error shape: \(revoked.status) \(revoked.body)")
+
+        // One shape for Hummingbird's own errors too.
+        let unknown = await api.call("GET", "/v1/nothing-here", token: TestEnvironment.adminToken)
+        #expect(unknown.status == 404 && unknown.body.contains(#""code":"not_found""#) && unknown.body.contains(#""field":null"#), "\(unknown.status) \(unknown.body)")
+        let badLimit = await api.call("GET", "/v1/tenants/shop/streams?limit=5000", token: TestEnvironment.adminToken)
+        #expect(badLimit.status == 400 && badLimit.body.contains(#""field":"limit""#), "\(badLimit.status) \(badLimit.body)")
+
+        // Wrong tokens: answered 401 until more than five came from this address within a minute
+        // (the suspended and the revoked key above were two), then it waits, even with the right token.
+        var statuses: [Int] = []
+        for i in 0..<6 { statuses.append(await api.call("GET", "/v1/tenants", token: "sck_aaaaaaaaaaaa_\(String(repeating: "b", count: 39))\(i)").status) }
+        #expect(statuses == [401, 401, 401, 401, 429, 429], "\(statuses)")
+        let waiting = await api.call("GET", "/v1/tenants", token: TestEnvironment.adminToken)
+        #expect(waiting.status == 429 && Int(waiting.headers["retry-after"] ?? "") ?? 0 >= 1 && waiting.body.contains("too_many_failed_attempts"), "\(waiting.status) \(waiting.headers) \(waiting.body)")
+        #expect(api.process.log.contains("API request refused: wrong token"), "\(api.process.log.suffix(2000))")
+    }
+
+    /// The operator suspends a tenant: its streams cannot start (the seller is told why), and
+    /// once resumed they go live again.
+    @Test func aSuspendedTenantCannotGoLive() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "live")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let api = "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop"
+        #expect(await TestEnvironment.http("POST", "\(api)/suspend")?.status == 200)
+        let refusedRun = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory, size: "426x240", name: "suspended")
+        let refused = await StorecastStack.eventually(timeout: .seconds(10)) { stack.service("storecast-ingest")?.log.contains("publish refused: tenant suspended") ?? false }
+        refusedRun.stop(grace: 1)
+        #expect(refused, "\(stack.service("storecast-ingest")?.log.suffix(3000) ?? "")")
+        #expect(await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/live/master.m3u8")?.status == 404, "nothing of it is packaged")
+        #expect(await TestEnvironment.http("POST", "\(api)/resume")?.status == 200)
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 20, logDirectory: stack.logDirectory, size: "426x240", name: "resumed")
+        defer { publisher.stop(grace: 1) }
+        let plays = await StorecastStack.eventually(timeout: .seconds(20)) { await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/live/master.m3u8")?.status == 200 }
+        #expect(plays, "resumed, the show goes live:\n\(stack.logs())")
+        _ = await stack.stop()
+    }
+}

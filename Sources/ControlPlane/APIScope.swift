@@ -37,4 +37,13 @@ public enum RouteAccess: Sendable, Equatable {
     case `operator`
     /// The operator, or a key of the route's tenant (`:tenant`) holding `scope` (nil: any key).
     case tenant(APIScope?)
+
+    /// As the OpenAPI document's `x-storecast-access` writes it: `operator`, `tenant`, `tenant:<scope>`.
+    public var name: String {
+        switch self {
+        case .operator: "operator"
+        case .tenant(nil): "tenant"
+        case .tenant(let scope?): "tenant:\(scope.rawValue)"
+        }
+    }
 }

@@ -17,6 +17,9 @@ public enum ControlAPI {
     struct SecretRotation: Decodable { var graceSeconds: Int? }
     struct SourceLimitsBody: Decodable { var maxShortSide: Int; var maxFrameRate: Double }
     struct StorageQuotaBody: Decodable { var bytes: Int64 }
+    struct SourceLimitsSet: Encodable { var tenant: String; var maxShortSide: Int; var maxFrameRate: Double }
+    struct StorageQuotaSet: Encodable { var tenant: String; var quotaBytes: Int64 }
+    struct CreatedTenant: Encodable { var id: Int64; var slug: String }
     struct StorageUse: Encodable { var tenant: String; var quotaBytes: Int64; var recordingsBytes: Int64; var state: String }
     struct CreateStream: Decodable { var slug: String; var title: String?; var visibility: String? }
     struct Visibility: Decodable { var visibility: String }
@@ -75,6 +78,7 @@ public enum ControlAPI {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: APIErrorMiddleware(logger: logger))
         router.get("/healthz") { _, _ in "ok" }
+        OpenAPIDocument.addRoutes(to: router)
         let v1 = router.group("v1")
         v1.add(middleware: APIAuthenticator(adminToken: adminToken, database: catalog.database, failures: .init(), trustedProxies: trustedProxies, logger: logger))
         let book = RouteBook(v1)
@@ -178,7 +182,7 @@ public enum ControlAPI {
             guard try await guarded({ try await catalog.setSourceLimits(tenantSlug: tenant, limits) }) else {
                 throw APIError.notFound("no tenant \(tenant)")
             }
-            return try json(["tenant": tenant, "maxShortSide": "\(body.maxShortSide)", "maxFrameRate": "\(body.maxFrameRate)"])
+            return try json(SourceLimitsSet(tenant: tenant, maxShortSide: body.maxShortSide, maxFrameRate: body.maxFrameRate))
         }
         // Fair share of disk: what the tenant may keep in recordings and DVR media.
         book.on(.put, "tenants/:tenant/storage-quota", .operator) { request, context -> Response in
@@ -188,7 +192,7 @@ public enum ControlAPI {
             guard try await guarded({ try await catalog.database.run { try RecordingStore.setQuota($0, tenant: tenant, bytes: body.bytes) } }) else {
                 throw APIError.notFound("no tenant \(tenant)")
             }
-            return try json(["tenant": tenant, "quotaBytes": "\(body.bytes)"])
+            return try json(StorageQuotaSet(tenant: tenant, quotaBytes: body.bytes))
         }
         // The tenant's recordings against its quota ("full": recordings stop, DVR is not archived).
         book.on(.get, "tenants/:tenant/storage", .tenant(.recordings)) { _, context -> Response in
@@ -236,7 +240,7 @@ public enum ControlAPI {
             } catch let error as PostgresError where error.code == .uniqueViolation {
                 throw APIError.conflict("tenant \(body.slug) already exists")
             }
-            return try json(["id": "\(id)", "slug": body.slug], status: .created)
+            return try json(CreatedTenant(id: id, slug: body.slug), status: .created)
         }
         book.on(.post, "tenants/:tenant/streams", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant")

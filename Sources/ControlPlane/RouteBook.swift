@@ -8,6 +8,12 @@ public struct APIRoute: Sendable, Equatable, CustomStringConvertible {
     public let path: String
     public let access: RouteAccess
     public var description: String { "\(method) \(path)" }
+
+    public init(method: HTTPRequest.Method, path: String, access: RouteAccess) {
+        self.method = method
+        self.path = path
+        self.access = access
+    }
 }
 
 /// Registers /v1 routes, each with who may call it: every handler runs only once

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Test-only tooling from PyPI, pinned, cached under .build/test-tools (rebuilt when missing):
-#   venv/        Python with m3u8 (a real playlist parser for the packager's output) and
-#                kubernetes-validate (deploy/kubernetes against Kubernetes' schemas)
+#   venv/        Python with m3u8 (a real playlist parser for the packager's output),
+#                kubernetes-validate (deploy/kubernetes against Kubernetes' schemas) and
+#                schemathesis (the control API against schemas/openapi.yaml; brings PyYAML)
 #   hls.js       hls.js 1.6.15 (Apache-2.0), taken from the gradio 6.31.0 wheel, where it ships
 #                as an ES module; rewritten into a classic script that sets window.Hls.
 set -euo pipefail
@@ -18,6 +19,11 @@ fi
 if [[ ! -x "$tools/venv/bin/kubernetes-validate" ]]; then
     echo "test tools: installing kubernetes-validate (22 MB download)"
     "$tools/venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==1.37.0"
+fi
+# schemathesis tests the running control API against its OpenAPI document.
+if [[ ! -x "$tools/venv/bin/schemathesis" ]]; then
+    echo "test tools: installing schemathesis"
+    "$tools/venv/bin/pip" install -q --disable-pip-version-check "schemathesis==4.32.5"
 fi
 
 if [[ ! -s "$tools/hls.js" ]]; then

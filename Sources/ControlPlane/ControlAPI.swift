@@ -63,8 +63,9 @@ public enum ControlAPI {
 
     /// `trustedProxies`: addresses of proxies in front of the API whose `X-Forwarded-For` names
     /// the client (wrong tokens are limited per client address).
-    public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = []) -> Router<APIRequestContext> {
-        build(catalog: catalog, adminToken: adminToken, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: trustedProxies).router
+    public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = [],
+                              webhooks: WebhookDispatcher.Settings = .init()) -> Router<APIRequestContext> {
+        build(catalog: catalog, adminToken: adminToken, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: trustedProxies, webhooks: webhooks).router
     }
 
     /// Every /v1 route with who may call it (``RouteAccess``), as registered.
@@ -74,7 +75,8 @@ public enum ControlAPI {
         return build(catalog: StreamCatalog(database: database), adminToken: "", rtmpBaseURL: "", playbackBaseURL: "").routes
     }
 
-    static func build(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = []) -> (router: Router<APIRequestContext>, routes: [APIRoute]) {
+    static func build(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = [],
+                      webhooks: WebhookDispatcher.Settings = .init()) -> (router: Router<APIRequestContext>, routes: [APIRoute]) {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: APIErrorMiddleware(logger: logger))
         router.get("/healthz") { _, _ in "ok" }
@@ -268,6 +270,7 @@ public enum ControlAPI {
         tenantRoutes(book, catalog: catalog)
         apiKeyRoutes(book, catalog: catalog)
         streamRoutes(book, catalog: catalog)
+        webhookRoutes(book, catalog: catalog, settings: webhooks)
         return (router, book.routes)
     }
 

@@ -27,6 +27,7 @@ tags:
   - name: streams
   - name: playback
   - name: recordings
+  - name: webhooks
   - name: operations
 paths:
   /v1/tenants:
@@ -576,6 +577,144 @@ paths:
                 properties:
                   recordings: {type: array, items: {$ref: "#/components/schemas/Recording"}}
         default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/webhooks:
+    parameters: [{$ref: "#/components/parameters/tenant"}]
+    get:
+      operationId: listWebhooks
+      tags: [webhooks]
+      summary: The tenant's webhook endpoints.
+      x-storecast-access: tenant:webhooks
+      responses:
+        "200":
+          description: Its endpoints.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [webhooks]
+                properties:
+                  webhooks: {type: array, items: {$ref: "#/components/schemas/WebhookEndpoint"}}
+        default: {$ref: "#/components/responses/Error"}
+    post:
+      operationId: createWebhook
+      tags: [webhooks]
+      summary: Add an endpoint; the answer carries its signing secret. URLs inside the operator's networks are refused.
+      x-storecast-access: tenant:webhooks
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [url]
+              properties:
+                url: {type: string, format: uri, maxLength: 2048}
+                description: {type: string, maxLength: 200}
+                eventTypes: {type: array, items: {$ref: "#/components/schemas/EventType"}, description: Empty or absent - every type.}
+      responses:
+        "201":
+          description: Added.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/WebhookWithSecret"}
+        default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/webhooks/{endpoint}:
+    parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/endpoint"}]
+    get:
+      operationId: getWebhook
+      tags: [webhooks]
+      summary: One endpoint.
+      x-storecast-access: tenant:webhooks
+      responses:
+        "200":
+          description: The endpoint.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/WebhookEndpoint"}
+        default: {$ref: "#/components/responses/Error"}
+    delete:
+      operationId: deleteWebhook
+      tags: [webhooks]
+      summary: Remove an endpoint and its pending deliveries.
+      x-storecast-access: tenant:webhooks
+      responses:
+        "204": {description: Removed.}
+        default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret:
+    parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/endpoint"}]
+    post:
+      operationId: rotateWebhookSecret
+      tags: [webhooks]
+      summary: A new signing secret; messages carry both signatures until the old one's grace ends.
+      x-storecast-access: tenant:webhooks
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                graceSeconds: {type: integer, minimum: 0, maximum: 604800, default: 86400}
+      responses:
+        "200":
+          description: Rotated.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/WebhookWithSecret"}
+        default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/webhooks/{endpoint}/enable:
+    parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/endpoint"}]
+    post:
+      operationId: enableWebhook
+      tags: [webhooks]
+      summary: Turn an endpoint back on after a 410 Gone turned it off.
+      x-storecast-access: tenant:webhooks
+      responses:
+        "200":
+          description: The endpoint.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/WebhookEndpoint"}
+        default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries:
+    parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/endpoint"}]
+    get:
+      operationId: listDeliveries
+      tags: [webhooks]
+      summary: The endpoint's delivery log, newest first.
+      x-storecast-access: tenant:webhooks
+      parameters:
+        - {$ref: "#/components/parameters/limit"}
+        - {$ref: "#/components/parameters/cursor"}
+      responses:
+        "200":
+          description: A page.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [deliveries, next]
+                properties:
+                  deliveries: {type: array, items: {$ref: "#/components/schemas/Delivery"}}
+                  next: {type: [string, "null"]}
+        default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay:
+    parameters:
+      - {$ref: "#/components/parameters/tenant"}
+      - {$ref: "#/components/parameters/endpoint"}
+      - {name: delivery, in: path, required: true, schema: {type: string}}
+    post:
+      operationId: replayDelivery
+      tags: [webhooks]
+      summary: Send a delivery again from its first attempt, with the same webhook-id.
+      x-storecast-access: tenant:webhooks
+      responses:
+        "202":
+          description: Queued.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Delivery"}
+        default: {$ref: "#/components/responses/Error"}
   /v1/streams:
     get:
       operationId: listAllStreams
@@ -651,6 +790,7 @@ components:
     stream: {name: stream, in: path, required: true, schema: {type: string}, description: The stream's slug.}
     limit: {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 200, default: 50}}
     cursor: {name: cursor, in: query, schema: {type: string}, description: A previous page's `next`.}
+    endpoint: {name: endpoint, in: path, required: true, schema: {type: string}, description: The webhook endpoint's id.}
   responses:
     Error:
       description: Any failure, in one shape.
@@ -758,6 +898,45 @@ components:
         bytes: {type: integer}
         startedAt: {type: string}
         endedAt: {type: string}
+    EventType:
+      type: string
+      enum: [stream.connected, stream.live, stream.reconnecting, stream.ended, stream.health_changed, recording.ready, recording.failed]
+    WebhookEndpoint:
+      type: object
+      required: [id, tenant, url, description, eventTypes, createdAt]
+      properties:
+        id: {type: string, pattern: "^ep_[a-z0-9]{16}$"}
+        tenant: {$ref: "#/components/schemas/Slug"}
+        url: {type: string}
+        description: {type: string}
+        eventTypes: {type: array, items: {$ref: "#/components/schemas/EventType"}}
+        disabledAt: {type: string, format: date-time, description: Set when a 410 Gone turned it off.}
+        disabledReason: {type: string}
+        previousSecretValidUntil: {type: string, format: date-time}
+        createdAt: {type: string, format: date-time}
+    WebhookWithSecret:
+      type: object
+      required: [secret, webhook]
+      properties:
+        secret: {type: string, pattern: "^whsec_", description: Verify webhook-signature with it (Standard Webhooks).}
+        webhook: {$ref: "#/components/schemas/WebhookEndpoint"}
+    Delivery:
+      type: object
+      required: [id, endpointId, eventId, messageId, type, state, attempts, createdAt]
+      properties:
+        id: {type: integer}
+        endpointId: {type: string}
+        eventId: {type: integer}
+        messageId: {type: string, description: The webhook-id every attempt carries.}
+        type: {$ref: "#/components/schemas/EventType"}
+        state: {type: string, enum: [pending, delivered, failed]}
+        attempts: {type: integer}
+        nextAttemptAt: {type: string, format: date-time}
+        lastAttemptAt: {type: string, format: date-time}
+        lastStatus: {type: integer}
+        lastError: {type: string}
+        deliveredAt: {type: string, format: date-time}
+        createdAt: {type: string, format: date-time}
 
 """#
 }

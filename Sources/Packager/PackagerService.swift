@@ -115,19 +115,27 @@ public final class PackagerService: Service, Sendable {
         let served = resume
         var saveCursors: (@Sendable ([PackageCursor]) -> Void)?
         var dropCursors: (@Sendable (String) -> Void)?
+        var onLive: (@Sendable (Int64, Int64) -> Void)?
         if let writes {
             let node = config.node
             // Rewritten every second: only the latest matters while the database is away.
             saveCursors = { cursors in writes.record("package cursors", key: "cursors") { try PackageCursorStore.save($0, node: node, cursors) } }
             dropCursors = { key in writes.record("package cursors drop") { try PackageCursorStore.delete($0, node: node, streamKey: key) } }
+            // stream.live for webhooks: once per session, whichever packager or restart sees it first.
+            onLive = { streamID, sessionID in
+                writes.record("stream.live event") {
+                    try WebhookOutbox.streamEvent($0, "stream.live", streamID: streamID, sessionID: sessionID, fields: ["origin": node], once: "stream.live \(sessionID)")
+                }
+            }
         }
         let writeCursors = saveCursors
         let forgetCursors = dropCursors
+        let reportLive = onLive
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
             try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, chunkTarget: config.partTarget == nil ? 0 : config.chunkTarget, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention,
-                                  resume: served, saveCursors: writeCursors, forgetCursors: forgetCursors, leaseKey: config.leaseKey, logger: logger)
+                                  resume: served, saveCursors: writeCursors, forgetCursors: forgetCursors, onLive: reportLive, leaseKey: config.leaseKey, logger: logger)
         }
         defer { pipeline.stop() }
         var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)

@@ -29,6 +29,10 @@ final class PackagingPipeline: ZMQActorBody {
     private let saveCursors: (@Sendable ([PackageCursor]) -> Void)?
     /// A package that left memory: its cursors go (a restart must not continue it).
     private let forgetCursors: (@Sendable (String) -> Void)?
+    /// A session's first playable part (stream id, session id): the `stream.live` event.
+    private let onLive: (@Sendable (Int64, Int64) -> Void)?
+    /// Streams started here whose first part is not out yet, by key: (stream id, session id).
+    private var awaitingLive: [String: (streamID: Int64, sessionID: Int64)] = [:]
     /// Resumptions not claimed within this long after start belong to shows that did not come back.
     private let resumptionDeadline = ContinuousClock.now + .seconds(PackageResumption.claimWithinSeconds)
     private let resumed = Counter(label: "storecast_packager_packages_resumed_total")
@@ -54,7 +58,8 @@ final class PackagingPipeline: ZMQActorBody {
 
     init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, chunkTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120),
          resume: [PackageCursor] = [], saveCursors: (@Sendable ([PackageCursor]) -> Void)? = nil,
-         forgetCursors: (@Sendable (String) -> Void)? = nil, leaseKey: LeaseTicketKey? = nil, logger: Logger) throws {
+         forgetCursors: (@Sendable (String) -> Void)? = nil, onLive: (@Sendable (Int64, Int64) -> Void)? = nil, leaseKey: LeaseTicketKey? = nil, logger: Logger) throws {
+        self.onLive = onLive
         self.leaseKey = leaseKey
         self.forgetCursors = forgetCursors
         self.lifecycle = StreamLifecycle(endedRetention: endedRetention)
@@ -175,7 +180,9 @@ final class PackagingPipeline: ZMQActorBody {
         }
         let package = store.package(key)
         let listed = package.map { p in p.renditions.mapValues(\.edge.lastSequence) }
-        carryOut(packager.announce(a, listed: listed, resumption: package == nil ? resumptions[key] : nil, wallClock: Date()))
+        let actions = packager.announce(a, listed: listed, resumption: package == nil ? resumptions[key] : nil, wallClock: Date())
+        if actions.contains(where: { if case .started = $0 { true } else { false } }) { awaitingLive[key] = (a.streamID, a.sessionID) }
+        carryOut(actions)
     }
 
     private func unit(_ u: AccessUnit) {
@@ -253,6 +260,7 @@ final class PackagingPipeline: ZMQActorBody {
             dvr?.write(key, rendition: rendition, segment: segment)
         }
         if !output.parts.isEmpty { partsCounter.increment(by: output.parts.count) }
+        if !output.parts.isEmpty || output.segment != nil, let live = awaitingLive.removeValue(forKey: key) { onLive?(live.streamID, live.sessionID) }
         let (window, dvrWindow) = (windowSegments, self.dvrWindow)
         var expired: [Int] = []
         let chunksOnly = output.parts.isEmpty && output.segment == nil

@@ -36,22 +36,36 @@ public enum RecordingStore {
     }
 
     public static func markReady(_ db: PostgresConnection, id: Int64, durationSeconds: Double, bytes: Int64) throws {
-        _ = try db.execute(
-            "UPDATE recordings SET state = 'ready', duration_seconds = $2, bytes = $3, ended_at = now() WHERE id = $1 AND state = 'recording'",
-            [String(id), String(durationSeconds), String(bytes)])
+        try finish(db, id: id, state: "ready", error: nil, durationSeconds: durationSeconds, bytes: bytes)
     }
 
     public static func markFailed(_ db: PostgresConnection, id: Int64, error: String, bytes: Int64) throws {
-        _ = try db.execute(
-            "UPDATE recordings SET state = 'failed', error = $2, bytes = $3, ended_at = now() WHERE id = $1 AND state = 'recording'",
-            [String(id), error, String(bytes)])
+        try finish(db, id: id, state: "failed", error: error, durationSeconds: nil, bytes: bytes)
     }
 
     /// A recording cut short by the tenant's storage quota: what was written stays playable.
     public static func markTruncated(_ db: PostgresConnection, id: Int64, error: String, durationSeconds: Double, bytes: Int64) throws {
-        _ = try db.execute(
-            "UPDATE recordings SET state = 'truncated', error = $2, duration_seconds = $3, bytes = $4, ended_at = now() WHERE id = $1 AND state = 'recording'",
-            [String(id), error, String(durationSeconds), String(bytes)])
+        try finish(db, id: id, state: "truncated", error: error, durationSeconds: durationSeconds, bytes: bytes)
+    }
+
+    /// What a recording event tells a tenant's webhook.
+    struct Finished: Encodable {
+        var recordingId: Int64, state: String, error: String?, durationSeconds: Double?, bytes: Int64
+    }
+
+    /// Ends a recording in `state` and, in the same transaction, records its event
+    /// (`recording.ready`, also when truncated, or `recording.failed`) for the tenant's webhooks.
+    static func finish(_ db: PostgresConnection, id: Int64, state: String, error: String?, durationSeconds: Double?, bytes: Int64) throws {
+        try db.transaction {
+            let rows = try db.execute(
+                """
+                UPDATE recordings SET state = $2, error = $3, duration_seconds = coalesce($4::double precision, duration_seconds), bytes = $5, ended_at = now()
+                WHERE id = $1 AND state = 'recording' RETURNING stream_id
+                """, [String(id), state, error, durationSeconds.map { String($0) }, String(bytes)])
+            guard let stream = rows.int(0, "stream_id") else { return }
+            try WebhookOutbox.streamEvent(db, state == "failed" ? "recording.failed" : "recording.ready", streamID: stream, sessionID: nil,
+                                          fields: Finished(recordingId: id, state: state, error: error, durationSeconds: durationSeconds, bytes: bytes))
+        }
     }
 
     /// The bytes a recording in progress has written so far (counted against its tenant's quota

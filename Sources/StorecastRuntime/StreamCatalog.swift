@@ -114,7 +114,10 @@ public struct StreamCatalog: Sendable {
                     "INSERT INTO sessions (stream_id, ingest_node, remote_addr, client) VALUES ($1, $2, $3, $4) RETURNING id",
                     [String(streamID), ingestNode, remoteAddress, client])
                 try conn.execute("UPDATE streams SET status = 'live', updated_at = now() WHERE id = $1", [String(streamID)])
-                return rows.int(0, "id") ?? 0
+                let session = rows.int(0, "id") ?? 0
+                try WebhookOutbox.streamEvent(conn, "stream.connected", streamID: streamID, sessionID: session,
+                                              fields: ["client": client ?? "", "ingestNode": ingestNode, "resumed": "false"])
+                return session
             }
         }
     }
@@ -140,18 +143,29 @@ public struct StreamCatalog: Sendable {
     }
 
     /// The stream's status as session `sessionID` sees it; only while that session is open, so a
-    /// write retried after an outage never overwrites what a newer session set.
+    /// write retried after an outage never overwrites what a newer session set. A change is an
+    /// event for webhooks: `stream.reconnecting`, or `stream.connected` (resumed) when the
+    /// publisher came back within the reconnect window.
     public static func setStatus(_ conn: PostgresConnection, streamID: Int64, session sessionID: Int64, _ status: String) throws {
-        try conn.execute(
-            "UPDATE streams SET status = $2, updated_at = now() WHERE id = $1 AND EXISTS (SELECT 1 FROM sessions WHERE id = $3 AND ended_at IS NULL)",
-            [String(streamID), status, String(sessionID)])
+        try conn.transaction {
+            let changed = try conn.execute(
+                "UPDATE streams SET status = $2, updated_at = now() WHERE id = $1 AND status <> $2 AND EXISTS (SELECT 1 FROM sessions WHERE id = $3 AND ended_at IS NULL)",
+                [String(streamID), status, String(sessionID)]).affected > 0
+            guard changed else { return }
+            switch status {
+            case "reconnecting": try WebhookOutbox.streamEvent(conn, "stream.reconnecting", streamID: streamID, sessionID: sessionID)
+            case "live": try WebhookOutbox.streamEvent(conn, "stream.connected", streamID: streamID, sessionID: sessionID, fields: ["resumed": "true"])
+            default: break
+            }
+        }
     }
 
     /// Ends the session; the stream is `ended` unless a newer session is open (a close retried
     /// after an outage may land after the seller went live again).
     public static func closeSession(_ conn: PostgresConnection, _ sessionID: Int64, streamID: Int64, reason: String) throws {
         try conn.transaction {
-            try conn.execute("UPDATE sessions SET ended_at = now(), end_reason = $2 WHERE id = $1 AND ended_at IS NULL", [String(sessionID), reason])
+            let closed = try conn.execute("UPDATE sessions SET ended_at = now(), end_reason = $2 WHERE id = $1 AND ended_at IS NULL", [String(sessionID), reason]).affected > 0
+            if closed { try WebhookOutbox.streamEvent(conn, "stream.ended", streamID: streamID, sessionID: sessionID, fields: ["reason": reason]) }
             try conn.execute(
                 "UPDATE streams SET status = 'ended', updated_at = now() WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM sessions WHERE stream_id = $1 AND ended_at IS NULL)",
                 [String(streamID)])

@@ -23,6 +23,8 @@ struct APICommand: AsyncParsableCommand {
     @Option(help: "Seconds a connection has to send its request headers, and an idle keep-alive connection stays open.") var httpIdleTimeout: Double = 10
     @Option(help: "Open HTTP connections from one IP address (0: no cap).") var httpMaxConnectionsPerIP = HTTPConnectionLimits().maximumConnectionsPerIP
     @Option(parsing: .upToNextOption, help: "IP addresses of proxies in front of the API (load balancers) whose X-Forwarded-For names the client; wrong tokens are limited per client address.") var trustedProxy: [String] = []
+    @Flag(help: "Let webhooks go to loopback, private and link-local addresses (development; by default they are refused, so a tenant cannot reach into your networks).") var webhookAllowPrivateNetworks = false
+    @Option(help: .hidden) var webhookRetryScale = 1.0
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
@@ -33,12 +35,16 @@ struct APICommand: AsyncParsableCommand {
         var httpLimits = HTTPConnectionLimits()
         httpLimits.idleTimeout = .milliseconds(Int(max(1, httpIdleTimeout) * 1000))
         httpLimits.maximumConnectionsPerIP = max(0, httpMaxConnectionsPerIP)
+        var webhooks = WebhookDispatcher.Settings()
+        webhooks.allowInternalAddresses = webhookAllowPrivateNetworks
+        webhooks.retryScale = max(0.0001, min(1, webhookRetryScale))
         let app = Application(
-            router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: Set(trustedProxy)),
+            router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: Set(trustedProxy), webhooks: webhooks),
             server: .guardedHTTP1(limits: httpLimits, listener: "api-http", logger: logger),
             configuration: .guarded(host: httpHost, port: httpPort, serverName: "storecast-api", limits: httpLimits), logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "api", node: NodeIdentity.defaultNodeID(service: "api"), context: try ClusterKeys.context(option: zmqKeys, role: .api, logger: logger), logger: logger)
-        try await ServiceRunner.run([app, telemetry], logger: logger)
+        let dispatcher = WebhookDispatcher(database: database, settings: webhooks, logger: logger)
+        try await ServiceRunner.run([app, dispatcher, telemetry], logger: logger)
         database.shutdown()
     }
 }

@@ -56,7 +56,7 @@ final class StorecastStack: @unchecked Sendable {
     /// also its node id); `workerArguments` and `packagerArguments` are added to their command lines.
     /// `extraPackagers` names more packager nodes (sharding); each gets its own ports.
     func start(workers: [String] = ["storecast-transcoder"], workerArguments: [String] = [], packagerArguments: [String] = [], extraPackagers: [String] = [], ingestArguments: [String] = [],
-               workerEnvironment: [String: [String: String]] = [:]) throws {
+               workerEnvironment: [String: [String: String]] = [:], apiArguments: [String] = []) throws {
         let work = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let renditions = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
         let telemetry = "tcp://127.0.0.1:\(try TestEnvironment.freePort())"
@@ -76,7 +76,7 @@ final class StorecastStack: @unchecked Sendable {
             plan.append((worker, "storecast-transcoder", ["--ingest", work, "--metrics-endpoint", telemetry, "--preset", "ultrafast", "--node", worker] + workerArguments, workerEnvironment[worker] ?? [:]))
         }
         plan.append(("storecast-api", "storecast-api", ["--database", database, "--http-host", "127.0.0.1", "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,
-                                                     "--playback-base-url", playbackBase, "--admin-token", TestEnvironment.adminToken], [:]))
+                                                     "--playback-base-url", playbackBase, "--admin-token", TestEnvironment.adminToken] + apiArguments, [:]))
         for i in plan.indices { plan[i].arguments += ["--zmq-keys", zmqKeys] }
         for service in plan {
             commands[service.name] = (service.binary, service.arguments, service.environment)

@@ -13,20 +13,34 @@ import Testing
     /// The API alone, on a fresh migrated database.
     final class API: @unchecked Sendable {
         let stack: StorecastStack
-        let process: ServiceProcess
+        private(set) var process: ServiceProcess
+        let arguments: [String]
         let db: PostgresExecutor
         var base: String { "http://127.0.0.1:\(stack.apiPort)" }
 
-        init() async throws {
+        /// `arguments`: more for storecast-api.
+        init(arguments: [String] = []) async throws {
             stack = try StorecastStack()
-            _ = try await stack.cli(["migrate", "--migrations", TestEnvironment.migrationsDirectory.path])
-            process = try ServiceProcess(name: "storecast-api", executable: try TestEnvironment.binary("storecast-api"), arguments: [
+            self.arguments = [
                 "--database", stack.database, "--http-host", "127.0.0.1", "--http-port", "\(stack.apiPort)", "--metrics-endpoint", "tcp://127.0.0.1:1",
-                "--admin-token", TestEnvironment.adminToken, "--zmq-keys", TestEnvironment.zmqKeys], logDirectory: stack.logDirectory)
+                "--admin-token", TestEnvironment.adminToken, "--zmq-keys", TestEnvironment.zmqKeys] + arguments
+            _ = try await stack.cli(["migrate", "--migrations", TestEnvironment.migrationsDirectory.path])
+            process = try ServiceProcess(name: "storecast-api", executable: try TestEnvironment.binary("storecast-api"), arguments: self.arguments, logDirectory: stack.logDirectory)
             db = PostgresExecutor(conninfo: stack.database)
-            let base = "http://127.0.0.1:\(stack.apiPort)"
+            try await waitUntilUp()
+        }
+
+        func waitUntilUp() async throws {
+            let base = self.base
             let up = await StorecastStack.eventually(timeout: .seconds(20)) { await TestEnvironment.httpGet("\(base)/healthz")?.status == 200 }
             if !up { throw TestEnvironment.Failure(description: "the API did not start:\n\(process.log)") }
+        }
+
+        /// kill -9, then the same command again (its log goes on in storecast-api-2.log).
+        func killAndRestart() async throws {
+            process.kill()
+            process = try ServiceProcess(name: "storecast-api-2", executable: try TestEnvironment.binary("storecast-api"), arguments: arguments, logDirectory: stack.logDirectory)
+            try await waitUntilUp()
         }
 
         func stop() {
@@ -70,7 +84,8 @@ import Testing
                     || (SELECT coalesce(string_agg(s::text, '|' ORDER BY s.id), '') FROM streams s)
                     || (SELECT coalesce(string_agg(k.id || k.name || array_to_string(k.scopes, ',') || coalesce(k.revoked_at::text, ''), '|' ORDER BY k.id), '') FROM api_keys k)
                     || (SELECT coalesce(string_agg(p::text, '|' ORDER BY p.id), '') FROM ladder_profiles p)
-                    || (SELECT coalesce(string_agg(r::text, '|' ORDER BY r.id), '') FROM recordings r) AS everything
+                    || (SELECT coalesce(string_agg(r::text, '|' ORDER BY r.id), '') FROM recordings r)
+                    || (SELECT coalesce(string_agg(w::text, '|' ORDER BY w.id), '') FROM webhook_endpoints w) AS everything
                 """)
             return r.value(0, "everything") ?? ""
         }
@@ -103,6 +118,14 @@ import Testing
         "POST /v1/tenants/:tenant/api-keys": #"{"scopes":["streams:read"]}"#,
         "GET /v1/tenants/:tenant/api-keys": nil,
         "DELETE /v1/tenants/:tenant/api-keys/:key": nil,
+        "POST /v1/tenants/:tenant/webhooks": #"{"url":"http://127.0.0.1:9/hook","eventTypes":["stream.live"]}"#,
+        "GET /v1/tenants/:tenant/webhooks": nil,
+        "GET /v1/tenants/:tenant/webhooks/:endpoint": nil,
+        "DELETE /v1/tenants/:tenant/webhooks/:endpoint": nil,
+        "POST /v1/tenants/:tenant/webhooks/:endpoint/rotate-secret": #"{"graceSeconds":60}"#,
+        "POST /v1/tenants/:tenant/webhooks/:endpoint/enable": nil,
+        "GET /v1/tenants/:tenant/webhooks/:endpoint/deliveries": nil,
+        "POST /v1/tenants/:tenant/webhooks/:endpoint/deliveries/:delivery/replay": nil,
     ]
 
     /// Tenant isolation over every registered route: tenant A's key against tenant B's things is
@@ -112,7 +135,7 @@ import Testing
     @Test func everyRouteIsolatesTenants() async throws {
         let routes = ControlAPI.routes()
         #expect(Set(routes.map(\.description)) == Set(Self.examples.keys), "every route has an example body here, and only routes do")
-        let api = try await API()
+        let api = try await API(arguments: ["--webhook-allow-private-networks"])
         defer { api.stop() }
         for tenant in ["a", "b"] {
             #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"\#(tenant)"}"#, token: TestEnvironment.adminToken).status == 201)
@@ -122,8 +145,17 @@ import Testing
         let keyA = try await api.key("a", scopes: all)
         let keyB = try await api.key("b", scopes: all)
         let target = try await api.key("b", scopes: ["streams:read"])  // what B's DELETE revokes
+        // B's webhook endpoints (one for its DELETE) and a delivery of an event of B's.
+        var endpoints: [String] = []
+        for _ in 0..<2 {
+            let made = await api.call("POST", "/v1/tenants/b/webhooks", json: #"{"url":"http://127.0.0.1:9/hook"}"#, token: keyB.text)
+            endpoints.append(try #require(made.body.firstMatch(of: /"id":"(ep_[a-z0-9]+)"/).map { String($0.1) }, "\(made.status) \(made.body)"))
+        }
+        _ = try await api.db.execute("SELECT storecast_emit(id, 'stream.live', '{}'::jsonb) FROM tenants WHERE slug = 'b'")
+        let delivery = try #require(try await api.db.execute("SELECT id FROM webhook_deliveries WHERE endpoint_id = $1", [endpoints[0]]).value(0, "id"))
         func path(_ route: APIRoute, tenant: String) -> String {
             route.path.replacingOccurrences(of: ":tenant", with: tenant).replacingOccurrences(of: ":stream", with: "show").replacingOccurrences(of: ":key", with: target.id)
+                .replacingOccurrences(of: ":endpoint", with: route.method == .delete ? endpoints[1] : endpoints[0]).replacingOccurrences(of: ":delivery", with: delivery)
         }
 
         let before = try await api.snapshot()

@@ -1,0 +1,138 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import Metrics
+import PostgresClient
+import ServiceLifecycle
+import StorecastRuntime
+
+/// Sends tenants' webhook events (issue 16), in the API process: takes due deliveries from
+/// PostgreSQL (held 20 s each, so any number of API processes share the work and a killed one's
+/// deliveries are taken again), posts each with Standard Webhooks' headers and a 15 s deadline,
+/// follows no redirect, refuses internal addresses (``NetworkAddressPolicy``) unless the operator
+/// allows them, and records what ``WebhookRetryPolicy`` decides. On SIGTERM it stops taking work
+/// and lets the attempts in flight finish.
+public struct WebhookDispatcher: Service {
+    public struct Settings: Sendable {
+        /// Send to loopback, private and link-local addresses too (development, tests).
+        public var allowInternalAddresses = false
+        /// Shrinks the retry schedule (tests); 1 is Standard Webhooks' schedule.
+        public var retryScale = 1.0
+        public init() {}
+    }
+
+    static let hold = 20
+    static let batch = 16
+
+    let database: PostgresExecutor
+    let settings: Settings
+    let logger: Logger
+    private let outcomes = (delivered: Counter(label: "storecast_api_webhook_deliveries_total", dimensions: [("outcome", "delivered")]),
+                            retried: Counter(label: "storecast_api_webhook_deliveries_total", dimensions: [("outcome", "retry")]),
+                            failed: Counter(label: "storecast_api_webhook_deliveries_total", dimensions: [("outcome", "failed")]),
+                            disabled: Counter(label: "storecast_api_webhook_deliveries_total", dimensions: [("outcome", "endpoint_disabled")]))
+
+    public init(database: PostgresExecutor, settings: Settings, logger: Logger) {
+        self.database = database
+        self.settings = settings
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = Double(WebhookRetryPolicy.timeout.components.seconds)
+        configuration.timeoutIntervalForResource = Double(WebhookRetryPolicy.timeout.components.seconds)
+        configuration.httpMaximumConnectionsPerHost = 4
+        let session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        var warned = false
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let due: [WebhookStore.Due]
+            do {
+                due = try await database.run { try WebhookStore.claim($0, limit: Self.batch, hold: Self.hold) }
+                warned = false
+            } catch {
+                if !warned { logger.warning("webhook deliveries wait: the database is unreachable", metadata: ["error": "\(error)"]) }
+                warned = true
+                due = []
+            }
+            if due.isEmpty {
+                try? await Task.sleep(for: .milliseconds(500))
+                continue
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for delivery in due { group.addTask { await self.deliver(delivery, session) } }
+            }
+        }
+        logger.info("webhook dispatcher stopped")
+    }
+
+    private func deliver(_ delivery: WebhookStore.Due, _ session: URLSession) async {
+        let body = Array(delivery.body.utf8)
+        var status: Int?
+        let outcome: WebhookRetryPolicy.Outcome
+        if let refusal = await Self.offThePool({ [settings] in NetworkAddressPolicy.refusal(of: delivery.url, allowInternal: settings.allowInternalAddresses) }) {
+            outcome = .failed("not sent: \(refusal)")
+        } else {
+            var request = URLRequest(url: URL(string: delivery.url)!)
+            request.httpMethod = "POST"
+            request.httpBody = Data(body)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue("Storecast-Webhooks/1", forHTTPHeaderField: "User-Agent")
+            let timestamp = Int64(Date().timeIntervalSince1970)
+            for (name, value) in WebhookSignature.headers(id: delivery.messageID, timestamp: timestamp, body: body, secrets: delivery.secrets) {
+                request.setValue(value, forHTTPHeaderField: name)
+            }
+            do {
+                let (_, response) = try await session.data(for: request)
+                let http = response as? HTTPURLResponse
+                status = http?.statusCode
+                let retryAfter = (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(Int.init).map { Duration.seconds(max(0, $0)) }
+                outcome = .answered(status: status ?? 0, retryAfter: retryAfter)
+            } catch {
+                outcome = .failed("no answer: \(error.localizedDescription)")
+            }
+        }
+        let decision = WebhookRetryPolicy(scale: settings.retryScale).decide(attempt: delivery.attempts + 1, outcome: outcome, jitter: .random(in: 0...1))
+        var problem: String?
+        if case .failed(let why) = outcome { problem = why } else if case .answered(let s, _) = outcome, !(200..<300).contains(s) { problem = "answered \(s)" }
+        let metadata: Logger.Metadata = ["endpoint": "\(delivery.endpointID)", "message": "\(delivery.messageID)", "attempt": "\(delivery.attempts + 1)", "status": "\(status.map(String.init) ?? "-")"]
+        switch decision {
+        case .delivered:
+            outcomes.delivered.increment()
+            logger.debug("webhook delivered", metadata: metadata)
+        case .retry(let after):
+            outcomes.retried.increment()
+            logger.info("webhook not delivered; trying again", metadata: metadata.merging(["in": "\(after)", "problem": "\(problem ?? "-")"]) { $1 })
+        case .failed(let reason):
+            outcomes.failed.increment()
+            logger.warning("webhook delivery failed for good; it can be replayed through the API", metadata: metadata.merging(["reason": "\(reason)"]) { $1 })
+        case .disableEndpoint(let reason):
+            outcomes.disabled.increment()
+            logger.warning("webhook endpoint disabled", metadata: metadata.merging(["reason": "\(reason)"]) { $1 })
+        }
+        do {
+            let (answered, error) = (status, problem)
+            try await database.run { try WebhookStore.record($0, delivery: delivery, decision: decision, status: answered, error: error) }
+        } catch {
+            // Held for 20 s, then taken again: sent twice at worst, with the same webhook-id.
+            logger.warning("could not record a webhook attempt; it will be sent again", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+        }
+    }
+
+    /// Runs a blocking call (DNS) on a Dispatch thread, not on Swift's cooperative pool.
+    static func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: body()) }
+        }
+    }
+
+    final class NoRedirects: NSObject, URLSessionTaskDelegate {
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+            completionHandler(nil)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// What a webhook delivery does after an attempt, as a pure decider (issue 16), tested with a table.
+///
+/// - A 2xx answer delivers it.
+/// - 410 Gone disables the endpoint (the receiver says it is gone for good).
+/// - Anything else (another status, a timeout, a refused connection) is tried again on Standard
+///   Webhooks' schedule, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (eight attempts over
+///   about 27.6 hours), each delay with ±10 % jitter so that a receiver that comes back is not hit
+///   by every retry at once; `scale` shrinks the schedule (tests).
+/// - A 429 or 503 with `Retry-After` waits at least that long (at most a day).
+/// - After the last attempt the delivery has failed; it stays in the log and can be replayed.
+public struct WebhookRetryPolicy: Sendable {
+    /// The wait before attempt 2, 3, …: Standard Webhooks' (and Svix's) schedule.
+    public static let schedule: [Duration] = [.seconds(5), .seconds(300), .seconds(1800), .seconds(7200), .seconds(18000), .seconds(36000), .seconds(36000)]
+    public static var attempts: Int { schedule.count + 1 }
+    /// Each attempt's deadline.
+    public static let timeout: Duration = .seconds(15)
+
+    public enum Outcome: Sendable, Equatable {
+        case answered(status: Int, retryAfter: Duration?)
+        /// No answer: a timeout, a refused connection, an address refused before connecting.
+        case failed(String)
+    }
+
+    public enum Decision: Sendable, Equatable {
+        case delivered
+        case retry(after: Duration)
+        case failed(reason: String)
+        case disableEndpoint(reason: String)
+    }
+
+    public var scale: Double
+
+    public init(scale: Double = 1) { self.scale = scale }
+
+    /// After attempt `attempt` (1 = the first) had `outcome`; `jitter` is uniform in 0…1.
+    public func decide(attempt: Int, outcome: Outcome, jitter: Double) -> Decision {
+        let problem: String
+        var floor: Duration = .zero
+        switch outcome {
+        case .answered(let status, _) where (200..<300).contains(status):
+            return .delivered
+        case .answered(410, _):
+            return .disableEndpoint(reason: "the endpoint answered 410 Gone")
+        case .answered(let status, let retryAfter):
+            problem = "answered \(status)"
+            if status == 429 || status == 503, let retryAfter { floor = min(retryAfter, .seconds(86_400)) }
+        case .failed(let why):
+            problem = why
+        }
+        guard attempt >= 1, attempt < Self.attempts else {
+            return .failed(reason: "\(problem) on the last of \(Self.attempts) attempts")
+        }
+        let wait = Self.schedule[attempt - 1] * (scale * (0.9 + 0.2 * min(max(jitter, 0), 1)))
+        return .retry(after: max(wait, floor))
+    }
+}

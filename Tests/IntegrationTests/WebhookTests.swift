@@ -1,0 +1,151 @@
+import Foundation
+import PostgresClient
+import StorecastRuntime
+import Testing
+
+/// Webhooks (issue 16) against a real receiver that verifies every request with the Standard
+/// Webhooks library from PyPI (Tests/Tools/webhook_receiver.py).
+@Suite(.serialized) struct WebhookTests {
+    /// The receiver, on its own port, writing what it got to a file.
+    final class Receiver: @unchecked Sendable {
+        let port: Int
+        let log: String
+        let logDirectory: URL
+        private(set) var process: ServiceProcess?
+        var url: String { "http://127.0.0.1:\(port)/hook" }
+
+        init(logDirectory: URL) throws {
+            port = try TestEnvironment.freePort()
+            log = logDirectory.appendingPathComponent("receiver-\(port).jsonl").path
+            self.logDirectory = logDirectory
+        }
+
+        /// Starts it, verifying with `secret` (the endpoint's, known once the endpoint is made).
+        func start(secret: String, options: [String] = []) async throws {
+            process = try ServiceProcess(name: "webhook-receiver-\(port)", executable: try TestEnvironment.testTool("venv/bin/python"), arguments: [
+                TestEnvironment.repositoryRoot.appendingPathComponent("Tests/Tools/webhook_receiver.py").path, "\(port)", secret, log] + options,
+                logDirectory: logDirectory)
+            let url = "http://127.0.0.1:\(port)/"
+            let up = await StorecastStack.eventually(timeout: .seconds(10)) { await TestEnvironment.httpGet(url) != nil }
+            if !up { throw TestEnvironment.Failure(description: "the receiver did not start:\n\(process?.log ?? "")") }
+        }
+
+        /// Every request so far, in order ("holding" lines are requests not yet answered).
+        var requests: [[String: Any]] {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+    }
+
+    static func endpoint(_ api: String, tenant: String, url: String, eventTypes: [String] = []) async throws -> (id: String, secret: String) {
+        let types = eventTypes.map { "\"\($0)\"" }.joined(separator: ",")
+        let made = try #require(await TestEnvironment.http("POST", "\(api)/v1/tenants/\(tenant)/webhooks", json: #"{"url":"\#(url)","eventTypes":[\#(types)]}"#))
+        let body = String(decoding: made.body, as: UTF8.self)
+        let id = try #require(body.firstMatch(of: /"id":"(ep_[a-z0-9]+)"/).map { String($0.1) }, "\(made.status) \(body)")
+        let secret = try #require(body.firstMatch(of: /"secret":"(whsec_[^"]+)"/).map { String($0.1) }, "\(body)")
+        return (id, secret)
+    }
+
+    /// A real show's events reach the receiver, verified, in order: connected, live, ended. The
+    /// receiver fails the first three attempts of each message; each is retried with the same
+    /// webhook-id until it answers 200. After a secret rotation with a grace period both
+    /// signatures travel, so a receiver still on the old secret verifies.
+    @Test func aShowsEventsReachTheReceiverSignedInOrderAndRetried() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "live")
+        // Standard Webhooks' schedule, 300 times faster: 15 ms, 1 s, 6 s between attempts.
+        try stack.start(apiArguments: ["--webhook-allow-private-networks", "--webhook-retry-scale", "0.003333"])
+        try await stack.waitUntilReady()
+        let api = "http://127.0.0.1:\(stack.apiPort)"
+        let receiver = try Receiver(logDirectory: stack.logDirectory)
+        let endpoint = try await Self.endpoint(api, tenant: "shop", url: receiver.url)
+        try await receiver.start(secret: endpoint.secret, options: ["--fail-first", "3"])
+        let rotated = try #require(await TestEnvironment.http("POST", "\(api)/v1/tenants/shop/webhooks/\(endpoint.id)/rotate-secret", json: #"{"graceSeconds":600}"#))
+        #expect(rotated.status == 200 && String(decoding: rotated.body, as: UTF8.self).contains("previousSecretValidUntil"), "\(rotated.status)")
+
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 6, logDirectory: stack.logDirectory, size: "426x240")
+        let delivered = { (type: String) -> Bool in receiver.requests.contains { $0["type"] as? String == type && $0["answer"] as? Int == 200 } }
+        let all = await StorecastStack.eventually(timeout: .seconds(60)) { delivered("stream.connected") && delivered("stream.live") && delivered("stream.ended") }
+        publisher.stop(grace: 1)
+        let requests = receiver.requests
+        #expect(all, "every event delivered: \(requests)\n\(stack.service("storecast-api")?.log.suffix(3000) ?? "")")
+        #expect(requests.allSatisfy { $0["verified"] as? Bool == true }, "every request verifies with the old secret: \(requests)")
+        #expect(requests.allSatisfy { $0["signatures"] as? Int == 2 }, "both secrets sign during the grace: \(requests.map { $0["signatures"] ?? "-" })")
+        for type in ["stream.connected", "stream.live", "stream.ended"] {
+            let attempts = requests.filter { $0["type"] as? String == type }
+            #expect(attempts.map { $0["answer"] as? Int ?? 0 } == [500, 500, 500, 200], "\(type): three failures, then delivered: \(attempts)")
+            #expect(Set(attempts.compactMap { $0["id"] as? String }).count == 1, "\(type): one webhook-id across its attempts")
+        }
+        let firsts = ["stream.connected", "stream.live", "stream.ended"].compactMap { t in requests.firstIndex { $0["type"] as? String == t } }
+        #expect(firsts == firsts.sorted(), "first attempts in the order of the show: \(firsts)")
+        let ended = requests.first { $0["type"] as? String == "stream.ended" }?["data"] as? [String: Any]
+        #expect(ended?["tenant"] as? String == "shop" && ended?["stream"] as? String == "live" && (ended?["reason"] as? String)?.isEmpty == false, "\(ended ?? [:])")
+
+        // The delivery log says the same.
+        let log = String(decoding: try #require(await TestEnvironment.http("GET", "\(api)/v1/tenants/shop/webhooks/\(endpoint.id)/deliveries")).body, as: UTF8.self)
+        #expect(log.contains(#""state":"delivered""#) && log.contains(#""attempts":4"#), "\(log)")
+        _ = await stack.stop()
+    }
+
+    /// The API killed with kill -9 while the receiver holds a request: once it is back, the
+    /// event is sent again with the same webhook-id, so the receiver sees it exactly once by id.
+    /// A receiver that answers 410 Gone has its endpoint disabled; a replay from the log sends a
+    /// message again.
+    @Test func anAPIKilledMidDeliveryStillDeliversAndGoneDisables() async throws {
+        let api = try await TenantAPITests.API(arguments: ["--webhook-allow-private-networks"])
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        #expect(await api.call("POST", "/v1/tenants/shop/streams", json: #"{"slug":"live"}"#, token: TestEnvironment.adminToken).status == 201)
+        let receiver = try Receiver(logDirectory: api.stack.logDirectory)
+        let endpoint = try await Self.endpoint(api.base, tenant: "shop", url: receiver.url)
+        try await receiver.start(secret: endpoint.secret, options: ["--hold-first", "4"])
+        // An event, as ingest records it: in the transaction of the change (a session closing).
+        let session = try #require(try await api.db.execute(
+            "INSERT INTO sessions (stream_id, ingest_node, remote_addr) SELECT id, 'test', '127.0.0.1' FROM streams WHERE slug = 'live' RETURNING id").value(0, "id").flatMap(Int64.init))
+        let stream = try #require(try await api.db.execute("SELECT id FROM streams").value(0, "id").flatMap(Int64.init))
+        try await api.db.run { try StreamCatalog.closeSession($0, session, streamID: stream, reason: "the publisher left") }
+
+        let holding = await StorecastStack.eventually(timeout: .seconds(10)) { receiver.requests.contains { $0["answer"] as? String == "holding" } }
+        #expect(holding, "the receiver holds the first attempt: \(receiver.requests)")
+        try await api.killAndRestart()
+        let redelivered = await StorecastStack.eventually(timeout: .seconds(45)) { receiver.requests.contains { $0["n"] as? Int == 2 && $0["answer"] as? Int == 200 } }
+        let requests = receiver.requests.filter { $0["answer"] as? String != "holding" }
+        #expect(redelivered, "sent again after the restart: \(receiver.requests)")
+        #expect(Set(requests.compactMap { $0["id"] as? String }).count == 1 && requests.allSatisfy { $0["type"] as? String == "stream.ended" }, "one message by id: \(requests)")
+        let state = try await api.db.execute("SELECT state FROM webhook_deliveries")
+        #expect(state.value(0, "state") == "delivered", "\(state.rows)")
+
+        // 410 Gone: the endpoint is turned off, with the reason.
+        let gone = try await Self.endpoint(api.base, tenant: "shop", url: "http://127.0.0.1:\(receiver.port)/gone")
+        _ = try await api.db.execute("SELECT storecast_emit(id, 'stream.live', '{}'::jsonb) FROM tenants")
+        let disabled = await StorecastStack.eventually(timeout: .seconds(15)) {
+            (try? await api.db.execute("SELECT disabled_reason FROM webhook_endpoints WHERE id = $1", [gone.id]).value(0, "disabled_reason"))??.contains("410") ?? false
+        }
+        #expect(disabled, "a 410 disables the endpoint")
+        let listed = await api.call("GET", "/v1/tenants/shop/webhooks/\(gone.id)", token: TestEnvironment.adminToken)
+        #expect(listed.body.contains("disabledAt"), "\(listed.body)")
+
+        // A replay from the log sends the delivered message again, with its webhook-id.
+        let first = try #require(try await api.db.execute("SELECT id FROM webhook_deliveries WHERE endpoint_id = $1", [endpoint.id]).value(0, "id"))
+        let replay = await api.call("POST", "/v1/tenants/shop/webhooks/\(endpoint.id)/deliveries/\(first)/replay", token: TestEnvironment.adminToken)
+        #expect(replay.status == 202, "\(replay.status) \(replay.body)")
+        let replayed = await StorecastStack.eventually(timeout: .seconds(10)) { receiver.requests.filter { $0["answer"] as? Int == 200 && $0["path"] as? String == "/hook" }.count == 2 }
+        #expect(replayed, "\(receiver.requests)")
+        receiver.process?.stop()
+    }
+
+    /// By default an endpoint may not point into the operator's networks (SSRF); the answer says why.
+    @Test func endpointsInsideTheOperatorsNetworksAreRefused() async throws {
+        let api = try await TenantAPITests.API()
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        let key = try await api.key("shop", scopes: ["webhooks"])
+        for url in ["http://127.0.0.1:8088/v1/tenants", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.7/hook", "http://localhost:5432/", "http://[::1]/x", "gopher://example.com/"] {
+            let r = await api.call("POST", "/v1/tenants/shop/webhooks", json: #"{"url":"\#(url)"}"#, token: key.text)
+            #expect(r.status == 400 && r.body.contains(#""field":"url""#) && r.body.contains("cannot receive webhooks"), "\(url): \(r.status) \(r.body)")
+        }
+        let bad = await api.call("POST", "/v1/tenants/shop/webhooks", json: #"{"url":"https://example.com/hook","eventTypes":["stream.exploded"]}"#, token: key.text)
+        #expect(bad.status == 400 && bad.body.contains(#""field":"eventTypes""#), "\(bad.status) \(bad.body)")
+        #expect(try await api.db.execute("SELECT count(*) AS n FROM webhook_endpoints").value(0, "n") == "0")
+    }
+}

@@ -37,6 +37,8 @@ public enum RouteAccess: Sendable, Equatable {
     case `operator`
     /// The operator, or a key of the route's tenant (`:tenant`) holding `scope` (nil: any key).
     case tenant(APIScope?)
+    /// Anyone for a public stream; a playback token for a private one (no bearer token).
+    case publicStream
 
     /// As the OpenAPI document's `x-storecast-access` writes it: `operator`, `tenant`, `tenant:<scope>`.
     public var name: String {
@@ -44,6 +46,7 @@ public enum RouteAccess: Sendable, Equatable {
         case .operator: "operator"
         case .tenant(nil): "tenant"
         case .tenant(let scope?): "tenant:\(scope.rawValue)"
+        case .publicStream: "public"
         }
     }
 }

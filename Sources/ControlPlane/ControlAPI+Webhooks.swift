@@ -4,7 +4,6 @@ import StorecastRuntime
 
 extension ControlAPI {
     struct CreateWebhook: Decodable { var url: String; var description: String?; var eventTypes: [String]? }
-    struct SecretRotationBody: Decodable { var graceSeconds: Int? }
     struct WebhookWithSecret: Encodable {
         /// `whsec_…`: verify `webhook-signature` with it (Standard Webhooks).
         var secret: String
@@ -50,7 +49,7 @@ extension ControlAPI {
         // A new secret; the old one keeps signing during the grace period (both signatures are sent).
         book.on(.post, "tenants/:tenant/webhooks/:endpoint/rotate-secret", .tenant(.webhooks)) { request, context -> Response in
             let (tenant, id) = (try context.parameters.require("tenant"), try context.parameters.require("endpoint"))
-            let body = try await decode(SecretRotationBody.self, request, context)
+            let body = try await decode(SecretRotation.self, request, context)
             let grace = body.graceSeconds ?? 86_400
             guard (0...604_800).contains(grace) else { throw APIError.badRequest("graceSeconds must be from 0 to 604800", field: "graceSeconds") }
             let secret = WebhookSignature.newSecret()

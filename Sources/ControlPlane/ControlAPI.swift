@@ -15,6 +15,14 @@ public enum ControlAPI {
 
     struct CreateTenant: Decodable { var slug: String; var name: String?; var maxConcurrentStreams: Int? }
     struct SecretRotation: Decodable { var graceSeconds: Int? }
+    struct RotatedKey: Encodable {
+        var tenant: String; var stream: String
+        /// Shown once.
+        var streamKey: String
+        var publishURL: String
+        /// Until when the previous key still publishes (absent: it stopped at once).
+        var previousKeyValidUntil: String?
+    }
     struct SourceLimitsBody: Decodable { var maxShortSide: Int; var maxFrameRate: Double }
     struct StorageQuotaBody: Decodable { var bytes: Int64 }
     struct SourceLimitsSet: Encodable { var tenant: String; var maxShortSide: Int; var maxFrameRate: Double }
@@ -64,26 +72,28 @@ public enum ControlAPI {
     /// `trustedProxies`: addresses of proxies in front of the API whose `X-Forwarded-For` names
     /// the client (wrong tokens are limited per client address).
     public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = [],
-                              webhooks: WebhookDispatcher.Settings = .init()) -> Router<APIRequestContext> {
-        build(catalog: catalog, adminToken: adminToken, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: trustedProxies, webhooks: webhooks).router
+                              webhooks: WebhookDispatcher.Settings = .init(), feed: StreamEventFeed) -> Router<APIRequestContext> {
+        build(catalog: catalog, adminToken: adminToken, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: trustedProxies, webhooks: webhooks, feed: feed).router
     }
 
     /// Every /v1 route with who may call it (``RouteAccess``), as registered.
     public static func routes() -> [APIRoute] {
         let database = PostgresExecutor(conninfo: "", name: "routes")
         defer { database.shutdown() }
-        return build(catalog: StreamCatalog(database: database), adminToken: "", rtmpBaseURL: "", playbackBaseURL: "").routes
+        return build(catalog: StreamCatalog(database: database), adminToken: "", rtmpBaseURL: "", playbackBaseURL: "",
+                     feed: StreamEventFeed(database: database, logger: logger)).routes
     }
 
     static func build(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = [],
-                      webhooks: WebhookDispatcher.Settings = .init()) -> (router: Router<APIRequestContext>, routes: [APIRoute]) {
+                      webhooks: WebhookDispatcher.Settings = .init(), feed: StreamEventFeed) -> (router: Router<APIRequestContext>, routes: [APIRoute]) {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: APIErrorMiddleware(logger: logger))
         router.get("/healthz") { _, _ in "ok" }
         OpenAPIDocument.addRoutes(to: router)
+        let open = router.group("v1")
         let v1 = router.group("v1")
         v1.add(middleware: APIAuthenticator(adminToken: adminToken, database: catalog.database, failures: .init(), trustedProxies: trustedProxies, logger: logger))
-        let book = RouteBook(v1)
+        let book = RouteBook(v1, open: open)
         book.on(.get, "streams", .operator) { request, _ -> Response in
             let tenant = request.uri.queryParameters.get("tenant")
             let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
@@ -172,6 +182,19 @@ public enum ControlAPI {
             let (_, base) = try await origin(tenant, stream)
             return try json(IssuedToken(token: issued.token, expiresAt: issued.expiry,
                                         playbackURL: "\(base)/live/\(tenant)/\(stream)/master.m3u8?token=\(issued.token)"), status: .created)
+        }
+        // A new stream key, shown once; the old one publishes on for the grace period (0 by default).
+        book.on(.post, "tenants/:tenant/streams/:stream/rotate-key", .tenant(.streamsWrite)) { request, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let body = try await decode(SecretRotation.self, request, context)
+            let grace = body.graceSeconds ?? 0
+            guard (0...604_800).contains(grace) else { throw APIError.badRequest("graceSeconds must be from 0 to 604800", field: "graceSeconds") }
+            guard let rotated = try await guarded({ try await catalog.rotateKey(tenantSlug: tenant, streamSlug: stream, graceSeconds: grace) }) else {
+                throw APIError.notFound("no stream \(tenant)/\(stream)")
+            }
+            logger.info("stream key rotated", metadata: ["tenant": "\(tenant)", "stream": "\(stream)", "grace_seconds": "\(grace)"])
+            return try json(RotatedKey(tenant: tenant, stream: stream, streamKey: rotated.key, publishURL: "\(rtmpBaseURL)/live/\(rotated.key)",
+                                       previousKeyValidUntil: rotated.previousValidUntil))
         }
         // Fair share: the largest source the tenant may publish.
         book.on(.put, "tenants/:tenant/source-limits", .operator) { request, context -> Response in
@@ -271,6 +294,7 @@ public enum ControlAPI {
         apiKeyRoutes(book, catalog: catalog)
         streamRoutes(book, catalog: catalog)
         webhookRoutes(book, catalog: catalog, settings: webhooks)
+        eventRoutes(book, catalog: catalog, feed: feed)
         return (router, book.routes)
     }
 

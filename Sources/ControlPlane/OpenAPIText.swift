@@ -388,6 +388,59 @@ paths:
             application/json:
               schema: {$ref: "#/components/schemas/Stream"}
         default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/streams/{stream}/events:
+    parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}]
+    get:
+      operationId: streamEvents
+      tags: [streams]
+      summary: Server-Sent Events of the stream - a state event, then stream.connected, stream.live, stream.reconnecting, stream.ended as they happen.
+      description: |
+        Public for a public stream; a private one needs `?token=` (a playback token). Any origin
+        may read it. The first event is `state` ({tenant, stream, state, playable, sessionId});
+        then each event's data is the same body its webhooks get. A client that reconnects with
+        `Last-Event-ID` gets what it missed. A comment line every 5 s keeps the connection alive.
+      x-storecast-access: public
+      security: []
+      parameters:
+        - {name: token, in: query, schema: {type: string}, description: A playback token, for a private stream.}
+        - {name: Last-Event-ID, in: header, schema: {type: string}}
+      responses:
+        "200":
+          description: The event stream; it stays open.
+          content:
+            text/event-stream:
+              schema: {type: string}
+        default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/streams/{stream}/rotate-key:
+    parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}]
+    post:
+      operationId: rotateStreamKey
+      tags: [streams]
+      summary: A new stream key, shown once; the old one keeps publishing for the grace period (0 by default).
+      x-storecast-access: tenant:streams:write
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                graceSeconds: {type: integer, minimum: 0, maximum: 604800, default: 0}
+      responses:
+        "200":
+          description: Rotated.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [tenant, stream, streamKey, publishURL]
+                properties:
+                  tenant: {type: string}
+                  stream: {type: string}
+                  streamKey: {type: string}
+                  publishURL: {type: string}
+                  previousKeyValidUntil: {type: string, format: date-time, description: Absent when the old key stopped at once.}
+        default: {$ref: "#/components/responses/Error"}
   /v1/tenants/{tenant}/streams/{stream}/sessions:
     parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}]
     get:

@@ -21,9 +21,20 @@ public struct APIRoute: Sendable, Equatable, CustomStringConvertible {
 /// can forget the check; and the list of what was registered is what the isolation test walks.
 final class RouteBook {
     private let group: RouterGroup<APIRequestContext>
+    /// /v1 without the bearer check: routes whose handler decides (``RouteAccess/publicStream``).
+    private let open: RouterGroup<APIRequestContext>
     private(set) var routes: [APIRoute] = []
 
-    init(_ group: RouterGroup<APIRequestContext>) { self.group = group }
+    init(_ group: RouterGroup<APIRequestContext>, open: RouterGroup<APIRequestContext>) {
+        self.group = group
+        self.open = open
+    }
+
+    /// A route anyone may call for a public stream; its handler checks a private one's token.
+    func openStream(_ method: HTTPRequest.Method, _ path: String, _ handler: @escaping @Sendable (Request, APIRequestContext) async throws -> Response) {
+        routes.append(APIRoute(method: method, path: "/v1/\(path)", access: .publicStream))
+        open.on(RouterPath(path), method: method, use: handler)
+    }
 
     func on(_ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess,
             _ handler: @escaping @Sendable (Request, APIRequestContext) async throws -> Response) {

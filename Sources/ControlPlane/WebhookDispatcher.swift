@@ -49,7 +49,14 @@ public struct WebhookDispatcher: Service {
         let session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         var warned = false
+        var nextPrune = ContinuousClock.now + .seconds(60)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            if ContinuousClock.now >= nextPrune {
+                nextPrune = ContinuousClock.now + .seconds(3600)
+                if let pruned = try? await database.run({ try WebhookStore.prune($0) }), pruned > 0 {
+                    logger.info("old webhook events pruned", metadata: ["events": "\(pruned)", "older_than_days": "\(WebhookStore.retentionDays)"])
+                }
+            }
             let due: [WebhookStore.Due]
             do {
                 due = try await database.run { try WebhookStore.claim($0, limit: Self.batch, hold: Self.hold) }

@@ -29,32 +29,17 @@ public final class PlaybackGate: Sendable {
     /// carry the accepted token into their URIs with `PackagerHTTP.tokenQuery`.)
     public func authorize(tenant: String, stream: String, token: String?) async throws {
         guard var access = try await self.access(tenant: tenant, stream: stream), access.isPrivate else { return }
-        var failure = Self.verify(token, tenant: tenant, stream: stream, access: access, now: Int64(now()))
+        var failure = access.denial(of: token, tenant: tenant, stream: stream, now: Int64(now()))
         // A token signed with a secret rotated in the last 10 s: read the access again (at most
         // once a second per stream, so bad tokens cannot turn into a query each).
         if failure != nil, token != nil, let fresh = try? await self.access(tenant: tenant, stream: stream, maximumAge: 1) {
             access = fresh
-            failure = access.isPrivate ? Self.verify(token, tenant: tenant, stream: stream, access: access, now: Int64(now())) : nil
+            failure = access.isPrivate ? access.denial(of: token, tenant: tenant, stream: stream, now: Int64(now())) : nil
         }
         if let error = failure {
             Counter(label: "storecast_packager_playback_denied_total", dimensions: [("reason", error.reason)]).increment()
             throw HTTPError(error.httpStatus == 401 ? .unauthorized : .forbidden, message: error.description)
         }
-    }
-
-    /// Nil when the token is signed with one of the access's secrets and valid; else why not
-    /// (the newest secret's answer).
-    static func verify(_ token: String?, tenant: String, stream: String, access: PlaybackAccess, now: Int64) -> PlaybackToken.Denial? {
-        var first: PlaybackToken.Denial?
-        for secret in access.acceptedSecrets {
-            do {
-                try PlaybackToken.verify(token, tenant: tenant, stream: stream, secret: secret, now: now)
-                return nil
-            } catch {
-                first = first ?? error
-            }
-        }
-        return first
     }
 
     /// Whether the stream may appear in the packager's index: public for sure (private ones, and

@@ -17,6 +17,21 @@ public struct PlaybackAccess: Sendable, Equatable {
 
     /// The secrets a token may be signed with, newest first.
     public var acceptedSecrets: [String] { [secret] + (previousSecret.map { [$0] } ?? []) }
+
+    /// Nil when `token` is signed with one of the accepted secrets and valid; else why not (the
+    /// newest secret's answer).
+    public func denial(of token: String?, tenant: String, stream: String, now: Int64) -> PlaybackToken.Denial? {
+        var first: PlaybackToken.Denial?
+        for secret in acceptedSecrets {
+            do {
+                try PlaybackToken.verify(token, tenant: tenant, stream: stream, secret: secret, now: now)
+                return nil
+            } catch {
+                first = first ?? error
+            }
+        }
+        return first
+    }
 }
 
 public struct PlaybackAccessStore: Sendable {

@@ -72,6 +72,22 @@ public struct StreamCatalog: Sendable {
         return CreatedStream(streamID: id, tenantSlug: tenantSlug, streamSlug: slug, streamKey: key)
     }
 
+    /// A new stream key for the stream, shown once; the current one keeps publishing for
+    /// `graceSeconds` (0: it stops at once; a publish already live goes on). Nil when there is
+    /// no such stream.
+    public func rotateKey(tenantSlug: String, streamSlug: String, graceSeconds: Int, key: String = StreamKey.generate()) async throws -> (key: String, previousValidUntil: String?)? {
+        let rows = try await database.execute(
+            """
+            UPDATE streams s SET previous_key_hash = CASE WHEN $4::int > 0 THEN s.stream_key_hash END,
+                                 previous_key_until = CASE WHEN $4::int > 0 THEN now() + make_interval(secs => $4::int) END,
+                                 stream_key_hash = $3, key_prefix = $5, updated_at = now()
+            FROM tenants t WHERE t.id = s.tenant_id AND t.slug = $1 AND s.slug = $2
+            RETURNING to_char(s.previous_key_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS until
+            """, [tenantSlug, streamSlug, StreamKey.hash(key), String(graceSeconds), StreamKey.prefix(key)])
+        guard !rows.isEmpty else { return nil }
+        return (key, rows.value(0, "until"))
+    }
+
     /// Finds the stream a key belongs to, with its tenant's quota and current live count.
     public func stream(forKey key: String) async throws -> StreamRecord? {
         let rows = try await database.execute(
@@ -83,7 +99,7 @@ public struct StreamCatalog: Sendable {
                    p.gop_seconds AS profile_gop, p.low_latency AS profile_low_latency
             FROM streams s JOIN tenants t ON t.id = s.tenant_id
             LEFT JOIN ladder_profiles p ON p.id = COALESCE(s.ladder_profile_id, t.ladder_profile_id)
-            WHERE s.stream_key_hash = $1
+            WHERE s.stream_key_hash = $1 OR (s.previous_key_hash = $1 AND s.previous_key_until > now())
             """, [StreamKey.hash(key)])
         guard !rows.isEmpty else { return nil }
         return StreamRecord(

@@ -175,6 +175,19 @@ public enum WebhookStore {
         }
     }
 
+    /// How long events and their delivery log are kept.
+    public static let retentionDays = 30
+
+    /// Deletes events older than ``retentionDays`` with nothing left to send (their deliveries
+    /// go with them); returns how many.
+    public static func prune(_ db: PostgresConnection) throws -> Int {
+        try db.execute(
+            """
+            DELETE FROM webhook_events e WHERE e.created_at < now() - make_interval(days => $1::int)
+              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state = 'pending')
+            """, [String(retentionDays)]).affected
+    }
+
     private static func time(_ column: String) -> String { "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')" }
 
     private static let endpointColumns = """

@@ -35,16 +35,17 @@ struct APICommand: AsyncParsableCommand {
         var httpLimits = HTTPConnectionLimits()
         httpLimits.idleTimeout = .milliseconds(Int(max(1, httpIdleTimeout) * 1000))
         httpLimits.maximumConnectionsPerIP = max(0, httpMaxConnectionsPerIP)
+        let feed = StreamEventFeed(database: database, logger: logger)
         var webhooks = WebhookDispatcher.Settings()
         webhooks.allowInternalAddresses = webhookAllowPrivateNetworks
         webhooks.retryScale = max(0.0001, min(1, webhookRetryScale))
         let app = Application(
-            router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: Set(trustedProxy), webhooks: webhooks),
+            router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: Set(trustedProxy), webhooks: webhooks, feed: feed),
             server: .guardedHTTP1(limits: httpLimits, listener: "api-http", logger: logger),
             configuration: .guarded(host: httpHost, port: httpPort, serverName: "storecast-api", limits: httpLimits), logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "api", node: NodeIdentity.defaultNodeID(service: "api"), context: try ClusterKeys.context(option: zmqKeys, role: .api, logger: logger), logger: logger)
         let dispatcher = WebhookDispatcher(database: database, settings: webhooks, logger: logger)
-        try await ServiceRunner.run([app, dispatcher, telemetry], logger: logger)
+        try await ServiceRunner.run([app, dispatcher, feed, telemetry], logger: logger)
         database.shutdown()
     }
 }

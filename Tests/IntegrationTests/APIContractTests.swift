@@ -54,11 +54,13 @@ import Testing
             "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
             "--phases", "examples,coverage,fuzzing", "--max-examples", "25", "--workers", "2", "--request-timeout", "10",
             "--warnings", "off", "--no-color",
+            // Server-Sent Events stay open: tested in a browser instead (EventStreamTests).
+            "--exclude-operation-id", "streamEvents",
         ], timeout: 600)
         #expect(status == 0, "schemathesis found failures:\n\(output.suffix(12000))")
         // It ran: every operation tested, with cases generated (about 1,300 at these settings).
         let generated = output.firstMatch(of: /(\d+) generated, (\d+) passed/).flatMap { Int($0.1) } ?? 0
-        #expect(output.contains("Tested: \(ControlAPI.routes().count)") && generated > 200, "\(output.suffix(3000))")
+        #expect(output.contains("Tested: \(ControlAPI.routes().count - 1)") && generated > 200, "\(output.suffix(3000))")
         #expect(!api.process.log.contains("API request failed"), "an unexpected failure (500) in the API's log:\n\(api.process.log.suffix(3000))")
     }
 }

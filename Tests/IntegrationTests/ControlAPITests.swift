@@ -58,4 +58,42 @@ import Testing
         #expect(await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/big/master.m3u8")?.status == 404, "nothing of it is packaged")
         _ = await stack.stop()
     }
+
+    /// A leaked stream key is rotated (issue 16): the old key stops at once by default, or
+    /// publishes on for the grace period the caller chose; the new one publishes.
+    @Test func aRotatedStreamKeyPublishesOnlyWithinItsGrace() async throws {
+        let stack = try StorecastStack()
+        let first = try await stack.provisionStream(tenant: "shop", stream: "live")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let api = "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/live/rotate-key"
+        func rotate(grace: Int) async throws -> String {
+            let r = try #require(await TestEnvironment.http("POST", api, json: #"{"graceSeconds":\#(grace)}"#))
+            let body = String(decoding: r.body, as: UTF8.self)
+            #expect(r.status == 200 && body.contains("publishURL") == true && body.contains("previousKeyValidUntil") == (grace > 0), "\(r.status) \(body)")
+            return try #require(body.firstMatch(of: /"streamKey":"([^"]+)"/).map { String($0.1) }, "\(body)")
+        }
+        let ingestLog = { stack.service("storecast-ingest")?.log ?? "" }
+        /// Whether a publish with `key` starts (ingest logs each start).
+        func publishes(_ key: String, _ name: String) async throws -> Bool {
+            let before = ingestLog().components(separatedBy: "publish started").count
+            let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 4, logDirectory: stack.logDirectory, size: "426x240", name: name)
+            defer { publisher.stop(grace: 1) }
+            return await StorecastStack.eventually(timeout: .seconds(12)) { ingestLog().components(separatedBy: "publish started").count > before }
+        }
+        let second = try await rotate(grace: 0)
+        let refusedBefore = ingestLog().components(separatedBy: "publish refused: unknown stream key").count
+        let old = try EndToEndTests.publisher(url: stack.rtmpURL(key: first), seconds: 3, logDirectory: stack.logDirectory, size: "426x240", name: "old-key")
+        let refused = await StorecastStack.eventually(timeout: .seconds(10)) {
+            ingestLog().components(separatedBy: "publish refused: unknown stream key").count > refusedBefore
+        }
+        old.stop(grace: 1)
+        #expect(refused, "the rotated-out key is refused at once:\n\(ingestLog().suffix(2000))")
+        #expect(try await publishes(second, "new-key"), "the new key publishes:\n\(stack.logs())")
+        // Rotated with a grace period, the key before still publishes.
+        _ = try await rotate(grace: 300)
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await publishes(second, "within-grace"), "the previous key publishes during its grace:\n\(ingestLog().suffix(2000))")
+        _ = await stack.stop()
+    }
 }

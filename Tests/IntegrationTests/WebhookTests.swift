@@ -126,10 +126,13 @@ import Testing
         #expect(listed.body.contains("disabledAt"), "\(listed.body)")
 
         // A replay from the log sends the delivered message again, with its webhook-id.
-        let first = try #require(try await api.db.execute("SELECT id FROM webhook_deliveries WHERE endpoint_id = $1", [endpoint.id]).value(0, "id"))
-        let replay = await api.call("POST", "/v1/tenants/shop/webhooks/\(endpoint.id)/deliveries/\(first)/replay", token: TestEnvironment.adminToken)
-        #expect(replay.status == 202, "\(replay.status) \(replay.body)")
-        let replayed = await StorecastStack.eventually(timeout: .seconds(10)) { receiver.requests.filter { $0["answer"] as? Int == 200 && $0["path"] as? String == "/hook" }.count == 2 }
+        let first = try #require(try await api.db.execute("SELECT id, event_id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id LIMIT 1", [endpoint.id]))
+        let (delivery, message) = (try #require(first.value(0, "id")), "msg_\(first.value(0, "event_id") ?? "")")
+        let answered = { receiver.requests.filter { $0["id"] as? String == message && $0["answer"] as? Int == 200 }.count }
+        let before = answered()
+        let replay = await api.call("POST", "/v1/tenants/shop/webhooks/\(endpoint.id)/deliveries/\(delivery)/replay", token: TestEnvironment.adminToken)
+        #expect(replay.status == 202 && replay.body.contains(#""messageId":"\#(message)""#), "\(replay.status) \(replay.body)")
+        let replayed = await StorecastStack.eventually(timeout: .seconds(15)) { answered() > before }
         #expect(replayed, "\(receiver.requests)")
         receiver.process?.stop()
     }
@@ -147,5 +150,23 @@ import Testing
         let bad = await api.call("POST", "/v1/tenants/shop/webhooks", json: #"{"url":"https://example.com/hook","eventTypes":["stream.exploded"]}"#, token: key.text)
         #expect(bad.status == 400 && bad.body.contains(#""field":"eventTypes""#), "\(bad.status) \(bad.body)")
         #expect(try await api.db.execute("SELECT count(*) AS n FROM webhook_endpoints").value(0, "n") == "0")
+    }
+
+    /// The outbox does not grow for good: events older than 30 days go, unless something of
+    /// theirs is still to be sent.
+    @Test func oldEventsArePrunedButNotWhatIsStillPending() async throws {
+        let api = try await TenantAPITests.API(arguments: ["--webhook-allow-private-networks"])
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        _ = try await Self.endpoint(api.base, tenant: "shop", url: "http://127.0.0.1:9/never")
+        for _ in 0..<3 { _ = try await api.db.execute("SELECT storecast_emit(id, 'stream.live', '{}'::jsonb) FROM tenants") }
+        let ids = try await api.db.execute("SELECT id FROM webhook_events ORDER BY id")
+        let (old, oldPending, recent) = (ids.value(0, "id")!, ids.value(1, "id")!, ids.value(2, "id")!)
+        _ = try await api.db.execute("UPDATE webhook_events SET created_at = now() - interval '31 days' WHERE id IN ($1::bigint, $2::bigint)", [old, oldPending])
+        _ = try await api.db.execute("UPDATE webhook_deliveries SET state = 'failed' WHERE event_id IN ($1::bigint, $2::bigint)", [old, recent])
+        _ = try await api.db.execute("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now() + interval '1 day' WHERE event_id = $1::bigint", [oldPending])
+        let pruned = try await api.db.run { try WebhookStore.prune($0) }
+        let left = try await api.db.execute("SELECT id FROM webhook_events ORDER BY id")
+        #expect(pruned == 1 && (0..<left.count).compactMap { left.value($0, "id") } == [oldPending, recent], "\(pruned) \(left.rows)")
     }
 }

@@ -22,6 +22,7 @@ import Testing
         ("a key, its tenant's operator route", full, .operator, "shop", operatorOnly),
         ("a key, a route outside tenants", full, .operator, nil, operatorOnly),
         ("a key with every scope is still not the operator", full, .operator, "shop", operatorOnly),
+        ("a stream's public events: the handler decides", reader, .publicStream, "other", .allow),
     ]
 
     @Test(arguments: cases.indices)

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// Live status for players (issue 16): a page in headless Chromium, on another origin than the
+/// API, waits on the stream's Server-Sent Events instead of polling the playlist, and sees the
+/// show connect, become playable and end; a private stream's events need a playback token.
+@Suite(.serialized) struct EventStreamTests {
+    @Test func aPageOnAnotherOriginSeesTheShowGoLiveAndEnd() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "live")
+        _ = try await stack.provisionStream(tenant: "shop", stream: "secret")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let api = "http://127.0.0.1:\(stack.apiPort)"
+        #expect(await TestEnvironment.http("PUT", "\(api)/v1/tenants/shop/streams/secret/visibility", json: #"{"visibility":"private"}"#)?.status == 200)
+
+        let browser = try await WebDriverSession(logDirectory: stack.logDirectory)
+        // The page's origin is the packager's, not the API's.
+        try await browser.navigate("\(stack.playbackBase)/healthz")
+        _ = try await browser.evaluate("""
+            window.got = []; window.firstPart = null;
+            const es = new EventSource('\(api)/v1/tenants/shop/streams/live/events');
+            for (const t of ['state', 'stream.connected', 'stream.live', 'stream.reconnecting', 'stream.ended'])
+                es.addEventListener(t, e => window.got.push({type: t, at: Date.now(), data: JSON.parse(e.data)}));
+            (async () => {
+                while (!window.firstPart) {
+                    try {
+                        const m = await fetch('/live/shop/live/master.m3u8', {cache: 'no-store'});
+                        if (m.ok) {
+                            const uri = (await m.text()).split('\\n').find(l => l && !l.startsWith('#'));
+                            const p = await fetch('/live/shop/live/' + uri, {cache: 'no-store'});
+                            if (p.ok && /#EXT-X-PART:|#EXTINF:/.test(await p.text())) window.firstPart = Date.now();
+                        }
+                    } catch (e) {}
+                    await new Promise(r => setTimeout(r, 50));
+                }
+            })();
+            return true;
+            """)
+        let idle = await StorecastStack.eventually(timeout: .seconds(10)) {
+            ((try? await browser.evaluate("return window.got.length")) as? NSNumber)?.intValue ?? 0 >= 1
+        }
+        #expect(idle, "the page gets the stream's state at once")
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory, size: "426x240")
+        defer { publisher.stop(grace: 1) }
+        let ended = await StorecastStack.eventually(timeout: .seconds(45)) {
+            ((try? await browser.evaluate("return window.got.some(e => e.type === 'stream.ended')")) as? Bool) ?? false
+        }
+        let json = (try? await browser.evaluate("return JSON.stringify({got: window.got, firstPart: window.firstPart})")) as? String ?? "{}"
+        await browser.close()
+        #expect(ended, "the page saw the show end: \(json)\n\(stack.service("storecast-api")?.log.suffix(2000) ?? "")")
+        let seen = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let got = seen["got"] as? [[String: Any]] ?? []
+        #expect(got.map { $0["type"] as? String ?? "" } == ["state", "stream.connected", "stream.live", "stream.ended"], "in the order of the show: \(got)")
+        #expect((got.first?["data"] as? [String: Any])?["playable"] as? Bool == false, "not playable before the show")
+        if let live = got.first(where: { $0["type"] as? String == "stream.live" })?["at"] as? Double, let part = seen["firstPart"] as? Double {
+            // A figure, not a pass mark: how long after the page itself could see the first part.
+            print("EventStreamTests: stream.live reached the page \(Int(live - part)) ms after the page's own playlist poll saw the first part")
+        }
+        // Each stream event's data is the body its webhooks get: {type, timestamp, data}.
+        let data = ((got.last?["data"] as? [String: Any])?["data"] as? [String: Any]) ?? [:]
+        #expect(data["stream"] as? String == "live" && (data["reason"] as? String)?.isEmpty == false, "\(data)")
+
+        // A private stream's events need its playback token.
+        let events = "\(api)/v1/tenants/shop/streams/secret/events"
+        let none = try await ServiceProcess.run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-i", "--max-time", "2", events])
+        #expect(none.output.contains("HTTP/1.1 401") && none.output.contains(#""field":"token""#), "\(none.output)")
+        let wrong = try await ServiceProcess.run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-i", "--max-time", "2", events + "?token=123.abc"])
+        #expect(wrong.output.contains("HTTP/1.1 403"), "\(wrong.output)")
+        let minted = String(decoding: try #require(await TestEnvironment.http("POST", "\(api)/v1/tenants/shop/streams/secret/playback-tokens", json: "{}")).body, as: UTF8.self)
+        let token = try #require(minted.firstMatch(of: /"token":"([^"]+)"/).map { String($0.1) }, "\(minted)")
+        let allowed = try await ServiceProcess.run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-i", "--max-time", "2", events + "?token=\(token)"])
+        #expect(allowed.output.contains("HTTP/1.1 200") && allowed.output.contains("text/event-stream") && allowed.output.contains("event: state"), "\(allowed.output)")
+        _ = await stack.stop()
+    }
+}

@@ -10,9 +10,11 @@ import Synchronization
 /// Checks every /v1 request's bearer token and records who is calling in the context: the
 /// operator's admin token (compared in constant time) or a tenant's API key (its row by id,
 /// its secret against the stored hash in constant time; revoked keys and suspended tenants'
-/// keys fail). Wrong tokens are limited per client address and per key id
-/// (``KeyFailureBackoff``: after 5 in a minute, a wait that doubles from 1 s to 60 s, answered
-/// 429 with `Retry-After` and no database query), logged and counted.
+/// keys fail). Wrong tokens are limited per client address (``KeyFailureBackoff``: after 5 in a
+/// minute, a wait that doubles from 1 s to 60 s, answered 429 with `Retry-After` and no
+/// database query), logged and counted. Wrong secrets for one key id are counted too, and an
+/// id under attack is logged, but its right secret is never refused: key ids are not secret, so
+/// a limit on them would let anyone lock a tenant's key out (a secret has about 206 bits).
 struct APIAuthenticator: RouterMiddleware {
     typealias Context = APIRequestContext
     let adminToken: String
@@ -46,7 +48,7 @@ struct APIAuthenticator: RouterMiddleware {
         let key = APIKey.parse(token)
         let ledgerKeys = ["address \(address)"] + (key.map { ["key \($0.id)"] } ?? [])
         let now = ContinuousClock.now
-        if let wait = failures.wait(ledgerKeys, now: now) {
+        if let wait = failures.wait(["address \(address)"], now: now) {
             throw APIError.tooManyFailures(wait: Int(wait.components.seconds) + 1)
         }
         var context = context
@@ -56,6 +58,9 @@ struct APIAuthenticator: RouterMiddleware {
             context.principal = .tenant(holder.tenant, keyID: holder.keyID, scopes: Set(holder.scopes.compactMap(APIScope.init(rawValue:))))
         } else {
             let penalty = failures.failed(ledgerKeys, now: now)
+            if let key, failures.wait(["key \(key.id)"], now: now) != nil {
+                logger.warning("many wrong secrets for one API key id; the key itself still works", metadata: ["key_id": "\(key.id)", "remote": "\(address)"])
+            }
             logger.warning("API request refused: wrong token", metadata: [
                 "remote": "\(address)", "key_id": "\(key?.id ?? "-")", "path": "\(request.uri.path)", "next_wait": "\(penalty.map { "\($0)" } ?? "none")"])
             throw APIError.unauthorized

@@ -29,6 +29,10 @@ extension ControlAPI {
                 throw APIError(status: denial.httpStatus == 401 ? .unauthorized : .forbidden, code: "playback_denied", message: denial.description, field: "token")
             }
             let since = request.headers[HTTPField.Name("Last-Event-ID")!].flatMap(Int64.init)
+            // Subscribed before the state is read, so nothing falls between the two.
+            guard let items = feed.subscribe(tenant: tenant, stream: stream) else {
+                throw APIError(status: .serviceUnavailable, code: "busy", message: "Too many event streams are open on this API; retry shortly.", retryAfter: 5)
+            }
             let now = try await guarded { try await catalog.database.run { db -> (StreamState, [(Int64, String, String)]) in
                 let rows = try db.execute(
                     """
@@ -42,18 +46,17 @@ extension ControlAPI {
                 if let since {
                     let old = try db.execute(
                         """
-                        SELECT e.id, e.type, e.body FROM webhook_events e JOIN tenants t ON t.id = e.tenant_id
-                        WHERE t.slug = $1 AND e.id > $3::bigint AND e.type LIKE 'stream.%' AND e.body::jsonb->'data'->>'stream' = $2
-                        ORDER BY e.id LIMIT 100
+                        SELECT * FROM (
+                            SELECT e.id, e.type, e.body FROM webhook_events e JOIN tenants t ON t.id = e.tenant_id
+                            WHERE t.slug = $1 AND e.id > $3::bigint AND e.created_at > now() - interval '1 hour'
+                              AND e.type LIKE 'stream.%' AND e.body::jsonb->'data'->>'stream' = $2
+                            ORDER BY e.id DESC LIMIT 100) newest ORDER BY id
                         """, [tenant, stream, String(since)])
                     missed = (0..<old.count).map { (old.int($0, "id") ?? 0, old.value($0, "type") ?? "", old.value($0, "body") ?? "{}") }
                 }
                 return (StreamState(tenant: tenant, stream: stream, state: rows.value(0, "status") ?? "idle", playable: rows.value(0, "playable") == "t",
                                     sessionId: rows.int(0, "session")), missed)
             } }
-            guard let items = feed.subscribe(tenant: tenant, stream: stream) else {
-                throw APIError(status: .serviceUnavailable, code: "busy", message: "Too many event streams are open on this API; retry shortly.", retryAfter: 5)
-            }
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream; charset=utf-8"
             headers[.cacheControl] = "no-cache, no-store"
@@ -64,11 +67,14 @@ extension ControlAPI {
             let first = String(decoding: try encoder.encode(now.0), as: UTF8.self)
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
                 var text = "retry: 2000\n\n" + message(id: nil, event: "state", data: first)
-                for (id, type, body) in now.1 { text += message(id: id, event: type, data: body) }
+                var sent: Set<Int64> = []
+                for (id, type, body) in now.1 where sent.insert(id).inserted { text += message(id: id, event: type, data: body) }
                 try await writer.write(ByteBuffer(string: text))
                 for await item in items {
                     switch item {
-                    case .event(let id, let type, let body): try await writer.write(ByteBuffer(string: message(id: id, event: type, data: body)))
+                    case .event(let id, let type, let body):
+                        guard sent.insert(id).inserted else { continue }  // already replayed
+                        try await writer.write(ByteBuffer(string: message(id: id, event: type, data: body)))
                     case .heartbeat: try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                     }
                 }

@@ -24,9 +24,14 @@ extension ControlAPI {
                 throw APIError.badRequest("This URL cannot receive webhooks: \(refusal).", field: "url")
             }
             let secret = WebhookSignature.newSecret()
-            guard let endpoint = try await guarded({ try await database.run {
+            let endpoint: WebhookStore.Endpoint
+            switch try await guarded({ try await database.run {
                 try WebhookStore.create($0, tenant: tenant, url: body.url, description: body.description ?? "", eventTypes: types, secret: secret)
-            } }) else { throw APIError.notFound(AccessPolicy.notFoundMessage(tenant)) }
+            } }) {
+            case .created(let made): endpoint = made
+            case .noSuchTenant: throw APIError.notFound(AccessPolicy.notFoundMessage(tenant))
+            case .tooMany: throw APIError.conflict("A tenant has at most \(WebhookStore.maximumEndpointsPerTenant) webhook endpoints; delete one first.")
+            }
             logger.info("webhook endpoint added", metadata: ["tenant": "\(tenant)", "endpoint": "\(endpoint.id)", "events": "\(types.isEmpty ? ["all"] : types)"])
             return try json(WebhookWithSecret(secret: secret, webhook: endpoint), status: .created)
         }
@@ -78,7 +83,7 @@ extension ControlAPI {
             let (tenant, id) = (try context.parameters.require("tenant"), try context.parameters.require("endpoint"))
             guard let delivery = Int64(try context.parameters.require("delivery")),
                   let replayed = try await guarded({ try await database.run { try WebhookStore.replay($0, tenant: tenant, endpoint: id, delivery: delivery) } }) else {
-                throw APIError.notFound("no such delivery of webhook endpoint \(id)")
+                throw APIError.notFound("no such delivery of webhook endpoint \(id), or it is being sent right now")
             }
             return try json(replayed, status: .accepted)
         }

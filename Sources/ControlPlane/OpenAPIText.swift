@@ -953,7 +953,7 @@ components:
         endedAt: {type: string}
     EventType:
       type: string
-      enum: [stream.connected, stream.live, stream.reconnecting, stream.ended, stream.health_changed, recording.ready, recording.failed]
+      enum: [stream.connected, stream.live, stream.reconnecting, stream.ended, recording.ready, recording.failed]
     WebhookEndpoint:
       type: object
       required: [id, tenant, url, description, eventTypes, createdAt]

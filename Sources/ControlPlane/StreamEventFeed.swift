@@ -10,6 +10,10 @@ import Synchronization
 /// `…/events` connection of that stream (Server-Sent Events). Each subscriber also gets a
 /// heartbeat every 5 s, which keeps proxies and the idle deadline from closing a quiet stream
 /// and tells the handler when its client has gone. On SIGTERM every subscription ends.
+///
+/// Events get their ids when they are written but are seen when their transaction commits, so
+/// a later id can be seen first: each read also takes the last 10 s again, and ids already
+/// handed out are skipped.
 public final class StreamEventFeed: Service, Sendable {
     public enum Item: Sendable, Equatable {
         case event(id: Int64, type: String, body: String)
@@ -18,17 +22,19 @@ public final class StreamEventFeed: Service, Sendable {
 
     static let pollInterval: Duration = .milliseconds(250)
     static let heartbeatInterval: Duration = .seconds(5)
+    /// Events are read again for this long after they are written (commits out of id order).
+    static let lookBack = 10
     /// Most open subscriptions per process (each is a connection held open).
     static let maximumSubscribers = 10_000
 
-    private struct Subscriber: Sendable {
-        let key: String
-        let continuation: AsyncStream<Item>.Continuation
+    private struct Subscribers: Sendable {
+        var byStream: [String: [UUID: AsyncStream<Item>.Continuation]] = [:]
+        var count = 0
     }
 
     private let database: PostgresExecutor
     private let logger: Logger
-    private let subscribers = Mutex<[UUID: Subscriber]>([:])
+    private let subscribers = Mutex(Subscribers())
 
     public init(database: PostgresExecutor, logger: Logger) {
         self.database = database
@@ -37,52 +43,58 @@ public final class StreamEventFeed: Service, Sendable {
 
     /// The events of `tenant/stream` from now on; nil when the process holds too many already.
     func subscribe(tenant: String, stream: String) -> AsyncStream<Item>? {
-        let id = UUID()
+        let id = UUID(), key = "\(tenant)/\(stream)"
         let (items, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingNewest(64))
-        let admitted = subscribers.withLock { all -> Bool in
-            guard all.count < Self.maximumSubscribers else { return false }
-            all[id] = Subscriber(key: "\(tenant)/\(stream)", continuation: continuation)
+        let admitted = subscribers.withLock { s -> Bool in
+            guard s.count < Self.maximumSubscribers else { return false }
+            s.byStream[key, default: [:]][id] = continuation
+            s.count += 1
             return true
         }
         guard admitted else { return nil }
-        continuation.onTermination = { [weak self] _ in _ = self?.subscribers.withLock { $0.removeValue(forKey: id) } }
+        continuation.onTermination = { [weak self] _ in
+            self?.subscribers.withLock { s in
+                guard s.byStream[key]?.removeValue(forKey: id) != nil else { return }
+                s.count -= 1
+                if s.byStream[key]?.isEmpty == true { s.byStream[key] = nil }
+            }
+        }
         return items
     }
 
     public func run() async throws {
-        let newest: @Sendable (PostgresConnection) throws -> Int64? = { try $0.execute("SELECT coalesce(max(id), 0) AS id FROM webhook_events").int(0, "id") }
-        // The newest event already recorded: subscribers get what comes after it.
-        var last: Int64?
+        // Ids handed out in the look-back window, and when.
+        var published: [Int64: ContinuousClock.Instant] = [:]
         var nextBeat = ContinuousClock.now + Self.heartbeatInterval
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await Task.sleep(for: Self.pollInterval)
-            if last == nil || subscribers.withLock({ $0.isEmpty }) {
-                // Nobody listens (or the database was away): start after what exists.
-                if let id = try? await database.run(newest) { last = id }
-            } else if let after = last, let rows = try? await database.run({ db in
+            let now = ContinuousClock.now
+            if subscribers.withLock({ $0.count > 0 }), let rows = try? await database.run({ db in
                 try db.execute(
                     """
                     SELECT id, type, body, body::jsonb->'data'->>'tenant' AS tenant, body::jsonb->'data'->>'stream' AS stream
-                    FROM webhook_events WHERE id > $1::bigint AND type LIKE 'stream.%' ORDER BY id LIMIT 1000
-                    """, [String(after)])
+                    FROM webhook_events WHERE created_at > now() - make_interval(secs => $1::int) AND type LIKE 'stream.%'
+                    ORDER BY id LIMIT 5000
+                    """, [String(Self.lookBack)])
             }) {
                 for i in 0..<rows.count {
-                    let id = rows.int(i, "id") ?? after
-                    last = max(last ?? 0, id)
+                    guard let id = rows.int(i, "id"), published[id] == nil else { continue }
+                    published[id] = now
                     publish("\(rows.value(i, "tenant") ?? "")/\(rows.value(i, "stream") ?? "")",
                             .event(id: id, type: rows.value(i, "type") ?? "", body: rows.value(i, "body") ?? "{}"))
                 }
             }
-            if ContinuousClock.now >= nextBeat {
-                nextBeat = ContinuousClock.now + Self.heartbeatInterval
-                for s in subscribers.withLock({ Array($0.values) }) { s.continuation.yield(.heartbeat) }
+            published = published.filter { now - $0.value < .seconds(Self.lookBack * 3) }
+            if now >= nextBeat {
+                nextBeat = now + Self.heartbeatInterval
+                for c in subscribers.withLock({ $0.byStream.values.flatMap(\.values) }) { c.yield(.heartbeat) }
             }
         }
-        for s in subscribers.withLock({ Array($0.values) }) { s.continuation.finish() }
+        for c in subscribers.withLock({ $0.byStream.values.flatMap(\.values) }) { c.finish() }
         logger.info("stream event feed stopped")
     }
 
     private func publish(_ key: String, _ item: Item) {
-        for s in subscribers.withLock({ $0.values.filter { $0.key == key } }) { s.continuation.yield(item) }
+        for c in subscribers.withLock({ $0.byStream[key].map { Array($0.values) } ?? [] }) { c.yield(item) }
     }
 }

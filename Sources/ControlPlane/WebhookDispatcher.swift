@@ -8,10 +8,12 @@ import Metrics
 import PostgresClient
 import ServiceLifecycle
 import StorecastRuntime
+import Synchronization
 
 /// Sends tenants' webhook events (issue 16), in the API process: takes due deliveries from
-/// PostgreSQL (held 20 s each, so any number of API processes share the work and a killed one's
-/// deliveries are taken again), posts each with Standard Webhooks' headers and a 15 s deadline,
+/// PostgreSQL (held 60 s each, at most two per endpoint at a time, so any number of API processes
+/// share the work, one slow receiver does not take every slot, and a killed one's deliveries are
+/// taken again), posts each with Standard Webhooks' headers and a 15 s deadline,
 /// follows no redirect, refuses internal addresses (``NetworkAddressPolicy``) unless the operator
 /// allows them, and records what ``WebhookRetryPolicy`` decides. On SIGTERM it stops taking work
 /// and lets the attempts in flight finish.
@@ -21,10 +23,12 @@ public struct WebhookDispatcher: Service {
         public var allowInternalAddresses = false
         /// Shrinks the retry schedule (tests); 1 is Standard Webhooks' schedule.
         public var retryScale = 1.0
+        /// How long an attempt holds its delivery (seconds): DNS, the 15 s deadline and a margin;
+        /// a killed API's deliveries are taken again after it.
+        public var holdSeconds = 60
         public init() {}
     }
 
-    static let hold = 20
     static let batch = 16
 
     let database: PostgresExecutor
@@ -41,13 +45,15 @@ public struct WebhookDispatcher: Service {
         self.logger = logger
     }
 
-    public func run() async throws {
+    private let configuration: URLSessionConfiguration = {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = Double(WebhookRetryPolicy.timeout.components.seconds)
         configuration.timeoutIntervalForResource = Double(WebhookRetryPolicy.timeout.components.seconds)
-        configuration.httpMaximumConnectionsPerHost = 4
-        let session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
+        return configuration
+    }()
+
+    public func run() async throws {
+        let hold = max(20, settings.holdSeconds)
         var warned = false
         var nextPrune = ContinuousClock.now + .seconds(60)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
@@ -59,7 +65,7 @@ public struct WebhookDispatcher: Service {
             }
             let due: [WebhookStore.Due]
             do {
-                due = try await database.run { try WebhookStore.claim($0, limit: Self.batch, hold: Self.hold) }
+                due = try await database.run { try WebhookStore.claim($0, limit: Self.batch, hold: hold) }
                 warned = false
             } catch {
                 if !warned { logger.warning("webhook deliveries wait: the database is unreachable", metadata: ["error": "\(error)"]) }
@@ -71,13 +77,13 @@ public struct WebhookDispatcher: Service {
                 continue
             }
             await withTaskGroup(of: Void.self) { group in
-                for delivery in due { group.addTask { await self.deliver(delivery, session) } }
+                for delivery in due { group.addTask { await self.deliver(delivery) } }
             }
         }
         logger.info("webhook dispatcher stopped")
     }
 
-    private func deliver(_ delivery: WebhookStore.Due, _ session: URLSession) async {
+    private func deliver(_ delivery: WebhookStore.Due) async {
         let body = Array(delivery.body.utf8)
         var status: Int?
         let outcome: WebhookRetryPolicy.Outcome
@@ -93,13 +99,12 @@ public struct WebhookDispatcher: Service {
             for (name, value) in WebhookSignature.headers(id: delivery.messageID, timestamp: timestamp, body: body, secrets: delivery.secrets) {
                 request.setValue(value, forHTTPHeaderField: name)
             }
-            do {
-                let (_, response) = try await session.data(for: request)
-                let http = response as? HTTPURLResponse
-                status = http?.statusCode
-                let retryAfter = (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(Int.init).map { Duration.seconds(max(0, $0)) }
-                outcome = .answered(status: status ?? 0, retryAfter: retryAfter)
-            } catch {
+            switch await ResponseHead.fetch(request, configuration: configuration) {
+            case .success(let http):
+                status = http.statusCode
+                let retryAfter = http.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init).map { Duration.seconds(max(0, $0)) }
+                outcome = .answered(status: http.statusCode, retryAfter: retryAfter)
+            case .failure(let error):
                 outcome = .failed("no answer: \(error.localizedDescription)")
             }
         }
@@ -137,9 +142,45 @@ public struct WebhookDispatcher: Service {
         }
     }
 
-    final class NoRedirects: NSObject, URLSessionTaskDelegate {
+    /// One POST whose answer is read as far as its status and headers: the body is never
+    /// downloaded (a receiver cannot fill the API's memory), and a redirect is not followed.
+    final class ResponseHead: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        private let done: Mutex<CheckedContinuation<Result<HTTPURLResponse, any Error>, Never>?>
+        private let head = Mutex<HTTPURLResponse?>(nil)
+
+        private init(_ continuation: CheckedContinuation<Result<HTTPURLResponse, any Error>, Never>) {
+            done = Mutex(continuation)
+        }
+
+        static func fetch(_ request: URLRequest, configuration: URLSessionConfiguration) async -> Result<HTTPURLResponse, any Error> {
+            await withCheckedContinuation { continuation in
+                let delegate = ResponseHead(continuation)
+                let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+                session.dataTask(with: request).resume()
+                session.finishTasksAndInvalidate()
+            }
+        }
+
+        private func finish(_ result: Result<HTTPURLResponse, any Error>) {
+            done.withLock { c in c?.resume(returning: result); c = nil }
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+            if let http = response as? HTTPURLResponse {
+                head.withLock { $0 = http }
+                finish(.success(http))
+            }
+            completionHandler(.cancel)
+        }
+
         func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
             completionHandler(nil)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            if let http = head.withLock({ $0 }) { finish(.success(http)) } else if let error { finish(.failure(error)) } else if let http = task.response as? HTTPURLResponse { finish(.success(http)) } else {
+                finish(.failure(URLError(.badServerResponse)))
+            }
         }
     }
 }

@@ -178,7 +178,10 @@ final class WorkDispatcher: ZMQActorBody {
         case .workerReady(let status), .workerHeartbeat(let status):
             guard status.workerID == identity else { return }
             if let sender, authenticatedNames[identity] != sender {
-                if authenticatedNames.count > 4 * WireCodec.maximumStreamsPerWorker { authenticatedNames = [:] }
+                if authenticatedNames.count >= 1024 {  // forget workers that left
+                    let known = scheduler.registry.workers
+                    authenticatedNames = authenticatedNames.filter { known[$0.key] != nil }
+                }
                 authenticatedNames[identity] = sender
             }
             carryOut(scheduler.heard(status, ready: isReady(message), at: clock.now))
@@ -236,8 +239,13 @@ final class WorkDispatcher: ZMQActorBody {
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "slots": "\(scheduler.cost(of: id))", "snapshot_units": "\(stream.cache.units.count)"])
         var assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replay ? stream.cache.replayEnd : nil)
         if let leaseKey, let announce = stream.cache.announce {
-            assignment.leaseTicket = leaseKey.ticket(streamID: id, tenant: announce.tenant, stream: announce.streamName,
-                                                     worker: authenticatedNames[worker] ?? worker, grantedAt: grants.next(now: Date()))
+            if let name = authenticatedNames[worker] {
+                assignment.leaseTicket = leaseKey.ticket(streamID: id, sessionID: announce.sessionID, tenant: announce.tenant, stream: announce.streamName,
+                                                         worker: name, grantedAt: grants.next(now: Date()))
+            } else {
+                // Only on a socket without authentication; a packager that checks leases refuses the media.
+                logger.warning("no authenticated name for the worker; its lease carries no ticket", metadata: ["stream": "\(id)", "worker": "\(worker)"])
+            }
         }
         send(.assign(assignment), to: worker)
         for message in stream.cache.snapshot { send(message, to: worker) }

@@ -4,25 +4,31 @@
 ///
 /// A stream's holder is the sender (its authenticated name, the ZAP User-Id) of the newest
 /// announce whose lease ticket verified (``LeaseTicketKey``: ingest made it for that stream,
-/// that name and that worker). Units, thumbnails and ends of the stream are taken from the
-/// holder only; from anyone else they are refused and counted.
+/// that name, that worker and that publish session). Units, thumbnails and ends of the stream
+/// are taken from the holder only; from anyone else they are refused and counted.
 ///
-/// - A newer lease (a later grant time) takes the stream over: a failover or a drain hand-over.
-///   The previous holder's last units are still taken for ``handoverGrace`` (a draining worker
-///   flushes its encoders after the new one started).
-/// - An older lease is refused while the holder is heard, so a stopped worker that resumes
-///   cannot take back the stream. After ``silentHolder`` without media from the holder, any
-///   valid lease takes it (an ingest restarted with its clock behind grants older-looking
-///   leases).
+/// - Leases are ordered by publish session, then by grant time: a lease of a later session (the
+///   seller went live again, an ingest restarted) or a later grant in the same session (a
+///   failover, a drain hand-over) takes the stream over. The previous holder's last units are
+///   still taken for ``handoverGrace`` (a draining worker flushes its encoders after the new one
+///   started).
+/// - An older lease is always refused: a stopped worker that resumes cannot take back the
+///   stream, and a worker that held an earlier session cannot claim a later one.
 /// - Without a valid ticket an announce is refused; the stream's holder is unchanged.
 ///
 /// With role keys every worker is named `transcoder`, so the holder is a role, not a node: give
 /// workers node keys (`storecast keys DIR --node NAME`) to bind each stream to one node.
 struct MediaAdmission: Sendable {
     static let handoverGrace: Duration = .seconds(2)
-    static let silentHolder: Duration = .seconds(3)
     /// Holders not heard for this long are forgotten (their streams ended long ago).
     static let forgetAfter: Duration = .seconds(600)
+
+    /// What a verified ticket proves, in the order leases follow one another.
+    struct Lease: Sendable, Equatable, Comparable {
+        var session: Int64
+        var grantedAt: UInt64
+        static func < (a: Lease, b: Lease) -> Bool { (a.session, a.grantedAt) < (b.session, b.grantedAt) }
+    }
 
     enum Verdict: Sendable, Equatable {
         case accept
@@ -33,30 +39,30 @@ struct MediaAdmission: Sendable {
 
     private struct Holder: Sendable {
         var sender: String
-        var grantedAt: UInt64
+        var lease: Lease
         var lastHeard: ContinuousClock.Instant
     }
 
     private var holders: [Int64: Holder] = [:]
     private var previous: [Int64: (sender: String, until: ContinuousClock.Instant)] = [:]
 
-    /// An announce of `streamID` from `sender`; `grantedAt` is its ticket's grant time when the
-    /// ticket verified for that stream, name and sender, else nil.
-    mutating func announce(streamID: Int64, sender: String, grantedAt: UInt64?, now: ContinuousClock.Instant) -> Verdict {
-        guard let grantedAt else { return .refuse(reason: "its lease ticket is missing or not ingest's for this stream and sender") }
+    /// An announce of `streamID` from `sender`; `lease` is what its ticket proved when it
+    /// verified for that stream, session, name and sender, else nil.
+    mutating func announce(streamID: Int64, sender: String, lease: Lease?, now: ContinuousClock.Instant) -> Verdict {
+        guard let lease else { return .refuse(reason: "its lease ticket is missing or not ingest's for this stream, session and sender") }
         guard let holder = holders[streamID] else {
-            holders[streamID] = Holder(sender: sender, grantedAt: grantedAt, lastHeard: now)
+            holders[streamID] = Holder(sender: sender, lease: lease, lastHeard: now)
             return .holder(from: nil)
         }
-        if holder.sender == sender && holder.grantedAt == grantedAt {
+        if holder.sender == sender && holder.lease == lease {
             holders[streamID]!.lastHeard = now
             return .accept
         }
-        guard grantedAt > holder.grantedAt || now - holder.lastHeard > Self.silentHolder else {
+        guard lease > holder.lease else {
             return .refuse(reason: "its lease is older than the one \(holder.sender) holds")
         }
         if holder.sender != sender { previous[streamID] = (holder.sender, now + Self.handoverGrace) }
-        holders[streamID] = Holder(sender: sender, grantedAt: grantedAt, lastHeard: now)
+        holders[streamID] = Holder(sender: sender, lease: lease, lastHeard: now)
         return holder.sender == sender ? .accept : .holder(from: holder.sender)
     }
 

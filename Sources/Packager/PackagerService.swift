@@ -124,7 +124,7 @@ public final class PackagerService: Service, Sendable {
             // stream.live for webhooks: once per session, whichever packager or restart sees it first.
             onLive = { streamID, sessionID in
                 writes.record("stream.live event") {
-                    try WebhookOutbox.streamEvent($0, "stream.live", streamID: streamID, sessionID: sessionID, fields: ["origin": node], once: "stream.live \(sessionID)")
+                    try WebhookOutbox.streamEvent($0, "stream.live", streamID: streamID, sessionID: sessionID, once: "stream.live \(sessionID)")
                 }
             }
         }

@@ -160,8 +160,8 @@ final class PackagingPipeline: ZMQActorBody {
         if case .refuse(let reason) = lifecycle.claim(streamID: a.streamID, key: key) {
             verdict = .refuse(reason: reason)
         } else if let sender, let leaseKey {
-            let grantedAt = leaseKey.verify(a.leaseTicket, streamID: a.streamID, tenant: a.tenant, stream: a.streamName, worker: sender)
-            verdict = admission.announce(streamID: a.streamID, sender: sender, grantedAt: grantedAt, now: .now)
+            let grantedAt = leaseKey.verify(a.leaseTicket, streamID: a.streamID, sessionID: a.sessionID, tenant: a.tenant, stream: a.streamName, worker: sender)
+            verdict = admission.announce(streamID: a.streamID, sender: sender, lease: grantedAt.map { .init(session: a.sessionID, grantedAt: $0) }, now: .now)
         } else {
             verdict = .accept
         }

@@ -1,6 +1,3 @@
-import Crypto
-import Foundation
-
 /// A tenant's API key (issue 16): `sck_<id>_<secret>`. The id (12 lowercase letters and digits)
 /// is public, names the key in lists and logs, and finds its row; the secret (40 of the same,
 /// about 206 bits) is kept only as its SHA-256, so the key is shown once, when it is made.
@@ -31,15 +28,11 @@ public struct APIKey: Sendable, Equatable {
         return APIKey(id: String(parts[1]), secret: String(parts[2]))
     }
 
-    /// The stored form of the secret: SHA-256, hex.
-    public var secretHash: String { Self.hash(secret) }
-
-    static func hash(_ secret: String) -> String {
-        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
+    /// The stored form of the secret: SHA-256, hex (as stream keys are kept).
+    public var secretHash: String { StreamKey.hash(secret) }
 
     /// Whether `secret` hashes to `storedHash`, in time that does not depend on where they differ.
     public static func matches(secret: String, storedHash: String) -> Bool {
-        ConstantTime.equal(hash(secret), storedHash)
+        ConstantTime.equal(StreamKey.hash(secret), storedHash)
     }
 }

@@ -9,8 +9,10 @@ import Foundation
 /// the sender's authenticated name (its ZAP User-Id), and from then on takes that stream's
 /// media from that sender only (``LeaseTicketKey`` signs and checks; the packager's
 /// `MediaAdmission` decides). A ticket is `u64 grantedAt (ms, increasing per ingest) ‖
-/// HMAC-SHA256(key, "storecast-lease-1" ‖ i64 streamID ‖ str tenant ‖ str stream ‖ str worker ‖
-/// u64 grantedAt)`, strings as `u16` length and UTF-8 (schemas/wire.md).
+/// HMAC-SHA256(key, "storecast-lease-2" ‖ i64 streamID ‖ i64 sessionID ‖ str tenant ‖ str stream ‖
+/// str worker ‖ u64 grantedAt)`, strings as `u16` length and UTF-8 (schemas/wire.md). It names
+/// the publish session, so a ticket of an earlier session (a worker that once held the stream)
+/// cannot claim a later one.
 ///
 /// The key is shared by ingest and packagers only, with no file of its own: X25519 between the
 /// ingest role's secret key and the packager role's public key (the packager computes the same
@@ -18,7 +20,7 @@ import Foundation
 /// secret key, so they can carry tickets but not make them.
 public struct LeaseTicketKey: Sendable {
     public static let ticketLength = 8 + 32
-    private static let label = Array("storecast-lease-1".utf8)
+    private static let label = Array("storecast-lease-2".utf8)
     /// The HMAC key's bytes (SymmetricKey is not Sendable).
     private let keyBytes: [UInt8]
     private var key: SymmetricKey { SymmetricKey(data: keyBytes) }
@@ -33,25 +35,27 @@ public struct LeaseTicketKey: Sendable {
         keyBytes = derived.withUnsafeBytes { Array($0) }
     }
 
-    /// A ticket for `worker` (its authenticated name) holding `streamID` (`tenant/stream`).
-    public func ticket(streamID: Int64, tenant: String, stream: String, worker: String, grantedAt: UInt64) -> [UInt8] {
+    /// A ticket for `worker` (its authenticated name) holding `streamID` (`tenant/stream`) for
+    /// publish session `sessionID`.
+    public func ticket(streamID: Int64, sessionID: Int64, tenant: String, stream: String, worker: String, grantedAt: UInt64) -> [UInt8] {
         var ticket = Self.bigEndian(grantedAt)
-        ticket += Array(HMAC<SHA256>.authenticationCode(for: Self.message(streamID, tenant, stream, worker, grantedAt), using: key))
+        ticket += Array(HMAC<SHA256>.authenticationCode(for: Self.message(streamID, sessionID, tenant, stream, worker, grantedAt), using: key))
         return ticket
     }
 
     /// The ticket's grant time when it is this key's for exactly these, else nil.
-    public func verify(_ ticket: [UInt8], streamID: Int64, tenant: String, stream: String, worker: String) -> UInt64? {
+    public func verify(_ ticket: [UInt8], streamID: Int64, sessionID: Int64, tenant: String, stream: String, worker: String) -> UInt64? {
         guard ticket.count == Self.ticketLength else { return nil }
         let grantedAt = ticket.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        let message = Self.message(streamID, tenant, stream, worker, grantedAt)
+        let message = Self.message(streamID, sessionID, tenant, stream, worker, grantedAt)
         guard HMAC<SHA256>.isValidAuthenticationCode(ticket.suffix(32), authenticating: message, using: key) else { return nil }
         return grantedAt
     }
 
-    private static func message(_ streamID: Int64, _ tenant: String, _ stream: String, _ worker: String, _ grantedAt: UInt64) -> [UInt8] {
+    private static func message(_ streamID: Int64, _ sessionID: Int64, _ tenant: String, _ stream: String, _ worker: String, _ grantedAt: UInt64) -> [UInt8] {
         var bytes = label
         bytes += bigEndian(UInt64(bitPattern: streamID))
+        bytes += bigEndian(UInt64(bitPattern: sessionID))
         for text in [tenant, stream, worker] {
             let utf8 = Array(text.utf8.prefix(Int(UInt16.max)))
             bytes += [UInt8(utf8.count >> 8), UInt8(utf8.count & 0xFF)] + utf8

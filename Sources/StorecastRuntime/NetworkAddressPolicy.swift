@@ -21,6 +21,9 @@ public enum NetworkAddressPolicy {
         if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF {      // ::ffff:a.b.c.d
             return isInternal(v4: Array(b[12..<16]))
         }
+        if b[0..<12].allSatisfy({ $0 == 0 }) { return true }                          // ::a.b.c.d (IPv4-compatible, deprecated)
+        if b[0] == 0x20, b[1] == 0x02 { return isInternal(v4: Array(b[2..<6])) }     // 2002::/16 6to4: its IPv4
+        if b[0] == 0x00, b[1] == 0x64, b[2] == 0xFF, b[3] == 0x9B, b[4] == 0, b[5] == 1 { return true }  // 64:ff9b:1::/48 local NAT64
         if b[0] == 0x00, b[1] == 0x64, b[2] == 0xFF, b[3] == 0x9B, b[4..<12].allSatisfy({ $0 == 0 }) {  // 64:ff9b::/96 (NAT64)
             return isInternal(v4: Array(b[12..<16]))
         }

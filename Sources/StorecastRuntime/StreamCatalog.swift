@@ -120,19 +120,27 @@ public struct StreamCatalog: Sendable {
         return rows.affected > 0
     }
 
+    /// What `stream.connected` adds: the publisher's client (flashVer) and whether it came back
+    /// within the reconnect window.
+    struct Connected: Encodable { var client: String?; var resumed: Bool }
+
     /// Opens a session row and marks the stream live. Returns the session id.
     public func openSession(streamID: Int64, ingestNode: String, remoteAddress: String, client: String?) async throws -> Int64 {
         try await database.run { conn in
             try conn.transaction {
                 // A session left open by a crashed ingest is closed before the new one starts.
-                try conn.execute("UPDATE sessions SET ended_at = now(), end_reason = 'superseded' WHERE stream_id = $1 AND ended_at IS NULL", [String(streamID)])
+                let superseded = try conn.execute(
+                    "UPDATE sessions SET ended_at = now(), end_reason = 'superseded' WHERE stream_id = $1 AND ended_at IS NULL RETURNING id", [String(streamID)])
+                for i in 0..<superseded.count {
+                    try WebhookOutbox.streamEvent(conn, "stream.ended", streamID: streamID, sessionID: superseded.int(i, "id"), fields: ["reason": "superseded"])
+                }
                 let rows = try conn.execute(
                     "INSERT INTO sessions (stream_id, ingest_node, remote_addr, client) VALUES ($1, $2, $3, $4) RETURNING id",
                     [String(streamID), ingestNode, remoteAddress, client])
                 try conn.execute("UPDATE streams SET status = 'live', updated_at = now() WHERE id = $1", [String(streamID)])
                 let session = rows.int(0, "id") ?? 0
                 try WebhookOutbox.streamEvent(conn, "stream.connected", streamID: streamID, sessionID: session,
-                                              fields: ["client": client ?? "", "ingestNode": ingestNode, "resumed": "false"])
+                                              fields: Connected(client: client, resumed: false))
                 return session
             }
         }
@@ -170,7 +178,7 @@ public struct StreamCatalog: Sendable {
             guard changed else { return }
             switch status {
             case "reconnecting": try WebhookOutbox.streamEvent(conn, "stream.reconnecting", streamID: streamID, sessionID: sessionID)
-            case "live": try WebhookOutbox.streamEvent(conn, "stream.connected", streamID: streamID, sessionID: sessionID, fields: ["resumed": "true"])
+            case "live": try WebhookOutbox.streamEvent(conn, "stream.connected", streamID: streamID, sessionID: sessionID, fields: Connected(client: nil, resumed: true))
             default: break
             }
         }

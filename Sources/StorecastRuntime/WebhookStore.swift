@@ -58,14 +58,28 @@ public enum WebhookStore {
 
     // MARK: Endpoints
 
-    public static func create(_ db: PostgresConnection, tenant: String, url: String, description: String, eventTypes: [String], secret: String) throws -> Endpoint? {
+    /// Most endpoints a tenant may have (each event is sent to each).
+    public static let maximumEndpointsPerTenant = 20
+
+    public enum Creation: Sendable, Equatable {
+        case created(Endpoint)
+        case noSuchTenant
+        case tooMany
+    }
+
+    public static func create(_ db: PostgresConnection, tenant: String, url: String, description: String, eventTypes: [String], secret: String) throws -> Creation {
         let id = newEndpointID()
-        let rows = try db.execute(
-            """
-            INSERT INTO webhook_endpoints (id, tenant_id, url, description, event_types, secret)
-            SELECT $2, t.id, $3, $4, coalesce(string_to_array(nullif($5, ''), ','), '{}'), $6 FROM tenants t WHERE t.slug = $1 RETURNING id
-            """, [tenant, id, url, description, eventTypes.joined(separator: ","), secret])
-        return rows.isEmpty ? nil : try find(db, tenant: tenant, id: id)
+        return try db.transaction {
+            let tenantRow = try db.execute("SELECT id FROM tenants WHERE slug = $1 FOR UPDATE", [tenant])
+            guard let tenantID = tenantRow.value(0, "id") else { return .noSuchTenant }
+            let count = try db.execute("SELECT count(*) AS n FROM webhook_endpoints WHERE tenant_id = $1", [tenantID]).int(0, "n") ?? 0
+            guard count < maximumEndpointsPerTenant else { return .tooMany }
+            try db.execute(
+                "INSERT INTO webhook_endpoints (id, tenant_id, url, description, event_types, secret) VALUES ($1, $2, $3, $4, coalesce(string_to_array(nullif($5, ''), ','), '{}'), $6)",
+                [id, tenantID, url, description, eventTypes.joined(separator: ","), secret])
+            guard let endpoint = try find(db, tenant: tenant, id: id) else { return .noSuchTenant }
+            return .created(endpoint)
+        }
     }
 
     public static func list(_ db: PostgresConnection, tenant: String) throws -> [Endpoint] {
@@ -116,8 +130,8 @@ public enum WebhookStore {
         guard try find(db, tenant: tenant, id: endpoint) != nil else { return nil }
         let rows = try db.execute(
             """
-            UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_at = now(), locked_until = NULL
-            WHERE id = $1 AND endpoint_id = $2 RETURNING id
+            UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_at = now()
+            WHERE id = $1 AND endpoint_id = $2 AND (locked_until IS NULL OR locked_until < now()) RETURNING id
             """, [String(id), endpoint])
         guard !rows.isEmpty else { return nil }
         let found = try db.execute("SELECT \(deliveryColumns) FROM webhook_deliveries d JOIN webhook_events v ON v.id = d.event_id WHERE d.id = $1", [String(id)])
@@ -130,10 +144,17 @@ public enum WebhookStore {
         let rows = try db.execute(
             """
             WITH due AS (
-                SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-                WHERE d.state = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())
-                  AND e.disabled_at IS NULL
-                ORDER BY d.next_attempt_at LIMIT $1::int FOR UPDATE OF d SKIP LOCKED
+                -- Up to two due deliveries per endpoint, and none of an endpoint with two in
+                -- flight already: one slow receiver does not take every slot.
+                SELECT d.id FROM webhook_endpoints e
+                CROSS JOIN LATERAL (
+                    SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+                    WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at <= now()
+                      AND (d.locked_until IS NULL OR d.locked_until < now())
+                    ORDER BY d.next_attempt_at LIMIT 2 FOR UPDATE SKIP LOCKED) d
+                WHERE e.disabled_at IS NULL
+                  AND (SELECT count(*) FROM webhook_deliveries f WHERE f.endpoint_id = e.id AND f.state = 'pending' AND f.locked_until > now()) < 2
+                ORDER BY d.next_attempt_at LIMIT $1::int
             )
             UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2::int)
             FROM due, webhook_endpoints e, webhook_events v

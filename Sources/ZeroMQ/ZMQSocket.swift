@@ -169,13 +169,14 @@ public final class ZMQSocket {
     public func receiveWithSender(dontWait: Bool = false) throws -> (frames: [[UInt8]], sender: String?)? {
         while true {
             guard let (frames, sender) = try receiveMessage(dontWait: dontWait) else { return nil }
-            guard let sender, let served, !served.admits(sender.user) else { return (frames, sender?.user) }
-            security.onRefused(sender.address, "\(sender.user) was taken off the allow-list")
+            guard let sender, let address = sender.refusedAddress else { return (frames, sender?.user) }
+            security.onRefused(address, "\(sender.user) was taken off the allow-list")
         }
     }
 
-    /// A message's sender as ZAP named it: its User-Id and address.
-    private typealias Sender = (user: String, address: String)
+    /// A message's sender as ZAP named it (its User-Id) and, when the allow-list no longer
+    /// admits it, its address (read only then: not on every message).
+    private typealias Sender = (user: String, refusedAddress: String?)
 
     private func receiveMessage(dontWait: Bool) throws -> ([[UInt8]], Sender?)? {
         var frames: [[UInt8]] = []
@@ -192,8 +193,8 @@ public final class ZMQSocket {
             }
             // A ROUTER's first frame is the routing id it made itself, without the peer's
             // metadata: the sender is read off the first frame that has it.
-            if sender == nil, served != nil, let user = zmq_msg_gets(&message, "User-Id").map({ String(cString: $0) }) {
-                sender = (user, zmq_msg_gets(&message, "Peer-Address").map { String(cString: $0) } ?? "?")
+            if sender == nil, let served, let user = zmq_msg_gets(&message, "User-Id").map({ String(cString: $0) }) {
+                sender = (user, served.admits(user) ? nil : zmq_msg_gets(&message, "Peer-Address").map { String(cString: $0) } ?? "?")
             }
             let size = zmq_msg_size(&message)
             if size > 0, let data = zmq_msg_data(&message) {

@@ -25,6 +25,7 @@ struct APICommand: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "IP addresses of proxies in front of the API (load balancers) whose X-Forwarded-For names the client; wrong tokens are limited per client address.") var trustedProxy: [String] = []
     @Flag(help: "Let webhooks go to loopback, private and link-local addresses (development; by default they are refused, so a tenant cannot reach into your networks).") var webhookAllowPrivateNetworks = false
     @Option(help: .hidden) var webhookRetryScale = 1.0
+    @Option(help: .hidden) var webhookHoldSeconds = 60
     @Option(help: "Log level.") var logLevel = "info"
 
     func run() async throws {
@@ -39,6 +40,7 @@ struct APICommand: AsyncParsableCommand {
         var webhooks = WebhookDispatcher.Settings()
         webhooks.allowInternalAddresses = webhookAllowPrivateNetworks
         webhooks.retryScale = max(0.0001, min(1, webhookRetryScale))
+        webhooks.holdSeconds = webhookHoldSeconds
         let app = Application(
             router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: Set(trustedProxy), webhooks: webhooks, feed: feed),
             server: .guardedHTTP1(limits: httpLimits, listener: "api-http", logger: logger),

@@ -58,6 +58,7 @@ import Testing
         try await stack.waitUntilReady()
         let api = "http://127.0.0.1:\(stack.apiPort)"
         let receiver = try Receiver(logDirectory: stack.logDirectory)
+        defer { receiver.process?.stop() }
         let endpoint = try await Self.endpoint(api, tenant: "shop", url: receiver.url)
         try await receiver.start(secret: endpoint.secret, options: ["--fail-first", "3"])
         let rotated = try #require(await TestEnvironment.http("POST", "\(api)/v1/tenants/shop/webhooks/\(endpoint.id)/rotate-secret", json: #"{"graceSeconds":600}"#))
@@ -92,11 +93,13 @@ import Testing
     /// A receiver that answers 410 Gone has its endpoint disabled; a replay from the log sends a
     /// message again.
     @Test func anAPIKilledMidDeliveryStillDeliversAndGoneDisables() async throws {
-        let api = try await TenantAPITests.API(arguments: ["--webhook-allow-private-networks"])
+        // Deliveries held 20 s (60 s by default), so the test waits less for the one the kill left.
+        let api = try await TenantAPITests.API(arguments: ["--webhook-allow-private-networks", "--webhook-hold-seconds", "20"])
         defer { api.stop() }
         #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
         #expect(await api.call("POST", "/v1/tenants/shop/streams", json: #"{"slug":"live"}"#, token: TestEnvironment.adminToken).status == 201)
         let receiver = try Receiver(logDirectory: api.stack.logDirectory)
+        defer { receiver.process?.stop() }
         let endpoint = try await Self.endpoint(api.base, tenant: "shop", url: receiver.url)
         try await receiver.start(secret: endpoint.secret, options: ["--hold-first", "4"])
         // An event, as ingest records it: in the transaction of the change (a session closing).
@@ -134,7 +137,6 @@ import Testing
         #expect(replay.status == 202 && replay.body.contains(#""messageId":"\#(message)""#), "\(replay.status) \(replay.body)")
         let replayed = await StorecastStack.eventually(timeout: .seconds(15)) { answered() > before }
         #expect(replayed, "\(receiver.requests)")
-        receiver.process?.stop()
     }
 
     /// By default an endpoint may not point into the operator's networks (SSRF); the answer says why.

@@ -6,25 +6,26 @@ import Testing
 /// Lease tickets (issue 23): ingest's proof that a worker holds a stream, made with a key that
 /// only ingest and packagers can derive. The golden ticket was computed apart from this code,
 /// with Python's `cryptography` (X25519, HKDF-SHA256, HMAC-SHA256) from the layout in
-/// schemas/wire.md.
+/// schemas/wire.md (stream 42, session 7, shop/live, worker edge-7).
 @Suite struct LeaseTicketTests {
     static let ingestSecret = Array(UInt8(1)...32), packagerSecret = Array(UInt8(33)...64)
     static let ingestPublic = Hex.bytes("07a37cbc142093c8b755dc1b10e86cb426374ad16aa853ed0bdfc0b2b86d1c7c")
     static let packagerPublic = Hex.bytes("5869aff450549732cbaaed5e5df9b30a6da31cb0e5742bad5ad4a1a768f1a67b")
-    static let golden = "0000019abf88b9fb0e9765fabc449850a6bf240e3f27a95d85364fa4c979670a0f85e9981ddc3234"
+    static let golden = "0000019abf88b9fb0ba2728263c7b81121a639a0b3726e2d70a2eeed0445730a9560e027fd4dbf92"
 
     static func ingest() throws -> LeaseTicketKey { try LeaseTicketKey(secretKey: ingestSecret, peerPublicKey: packagerPublic) }
     static func packager() throws -> LeaseTicketKey { try LeaseTicketKey(secretKey: packagerSecret, peerPublicKey: ingestPublic) }
 
     @Test func ingestSignsTheGoldenTicketAndThePackagerDerivesTheSameKey() throws {
-        let ticket = try Self.ingest().ticket(streamID: 42, tenant: "shop", stream: "live", worker: "edge-7", grantedAt: 1_764_150_000_123)
+        let ticket = try Self.ingest().ticket(streamID: 42, sessionID: 7, tenant: "shop", stream: "live", worker: "edge-7", grantedAt: 1_764_150_000_123)
         #expect(Hex.string(ticket) == Self.golden)
-        #expect(try Self.packager().verify(Hex.bytes(Self.golden), streamID: 42, tenant: "shop", stream: "live", worker: "edge-7") == 1_764_150_000_123)
+        #expect(try Self.packager().verify(Hex.bytes(Self.golden), streamID: 42, sessionID: 7, tenant: "shop", stream: "live", worker: "edge-7") == 1_764_150_000_123)
     }
 
     /// Anything but the exact stream, name, worker and bytes fails.
     static let refusals: [(name: String, ticket: @Sendable (inout [UInt8]) -> Void, streamID: Int64, tenant: String, stream: String, worker: String)] = [
         ("another stream id", { _ in }, 43, "shop", "live", "edge-7"),
+        ("another publish session (checked below)", { _ in }, 42, "shop", "live", "edge-7"),
         ("another tenant", { _ in }, 42, "shop2", "live", "edge-7"),
         ("another stream name", { _ in }, 42, "shop", "live2", "edge-7"),
         ("another worker (a stolen ticket)", { _ in }, 42, "shop", "live", "rogue"),
@@ -42,14 +43,15 @@ import Testing
         let c = Self.refusals[i]
         var ticket = Hex.bytes(Self.golden)
         c.ticket(&ticket)
-        #expect(try Self.packager().verify(ticket, streamID: c.streamID, tenant: c.tenant, stream: c.stream, worker: c.worker) == nil, "\(c.name)")
+        let session: Int64 = c.name.hasPrefix("another publish session") ? 8 : 7
+        #expect(try Self.packager().verify(ticket, streamID: c.streamID, sessionID: session, tenant: c.tenant, stream: c.stream, worker: c.worker) == nil, "\(c.name)")
     }
 
     @Test func aKeyFromOtherRoleKeysRefusesTheTicket() throws {
         // A worker holds neither secret: with its own key it derives another key.
         let worker = try LeaseTicketKey(secretKey: Array(UInt8(65)...96), peerPublicKey: Self.ingestPublic)
-        let forged = worker.ticket(streamID: 42, tenant: "shop", stream: "live", worker: "edge-7", grantedAt: 1)
-        #expect(try Self.packager().verify(forged, streamID: 42, tenant: "shop", stream: "live", worker: "edge-7") == nil)
+        let forged = worker.ticket(streamID: 42, sessionID: 7, tenant: "shop", stream: "live", worker: "edge-7", grantedAt: 1)
+        #expect(try Self.packager().verify(forged, streamID: 42, sessionID: 7, tenant: "shop", stream: "live", worker: "edge-7") == nil)
     }
 
     @Test func grantTimesOnlyIncrease() {

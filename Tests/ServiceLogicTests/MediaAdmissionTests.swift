@@ -6,38 +6,43 @@ import Testing
 /// a parameter.
 @Suite struct MediaAdmissionTests {
     enum Step {
-        /// An announce at `at` ms from `sender` whose ticket verified to `granted` (nil: it did not).
-        case announce(at: Int, String, granted: UInt64?, MediaAdmission.Verdict)
+        /// An announce at `at` ms from `sender` whose ticket proved `lease` (session, grant time;
+        /// nil: it did not verify).
+        case announce(at: Int, String, lease: (Int64, UInt64)?, MediaAdmission.Verdict)
         /// A unit (or thumbnail, or end) at `at` ms from `sender`, taken or not.
         case media(at: Int, String, Bool)
         case expire(at: Int)
     }
 
-    static let refusedTicket = MediaAdmission.Verdict.refuse(reason: "its lease ticket is missing or not ingest's for this stream and sender")
+    static let refusedTicket = MediaAdmission.Verdict.refuse(reason: "its lease ticket is missing or not ingest's for this stream, session and sender")
     static func older(than holder: String) -> MediaAdmission.Verdict { .refuse(reason: "its lease is older than the one \(holder) holds") }
 
     static let cases: [(name: String, steps: [Step])] = [
         ("media before any announce is refused", [.media(at: 0, "a", false)]),
-        ("the holder's announce, then its media", [.announce(at: 0, "a", granted: 10, .holder(from: nil)), .media(at: 1, "a", true), .announce(at: 2000, "a", granted: 10, .accept)]),
+        ("the holder's announce, then its media", [.announce(at: 0, "a", lease: (1, 10), .holder(from: nil)), .media(at: 1, "a", true), .announce(at: 2000, "a", lease: (1, 10), .accept)]),
         ("an announce without a valid ticket takes nothing",
-         [.announce(at: 0, "a", granted: 10, .holder(from: nil)), .announce(at: 1, "rogue", granted: nil, refusedTicket), .media(at: 2, "rogue", false), .media(at: 3, "a", true)]),
+         [.announce(at: 0, "a", lease: (1, 10), .holder(from: nil)), .announce(at: 1, "rogue", lease: nil, refusedTicket), .media(at: 2, "rogue", false), .media(at: 3, "a", true)]),
         ("another node's units are refused (the hijack of a known stream id)",
-         [.announce(at: 0, "a", granted: 10, .holder(from: nil)), .media(at: 5, "b", false), .media(at: 6, "a", true)]),
+         [.announce(at: 0, "a", lease: (1, 10), .holder(from: nil)), .media(at: 5, "b", false), .media(at: 6, "a", true)]),
         ("a newer lease takes over; the old worker's tail is taken for 2 s, then refused",
-         [.announce(at: 0, "a", granted: 10, .holder(from: nil)), .announce(at: 1000, "b", granted: 20, .holder(from: "a")),
+         [.announce(at: 0, "a", lease: (1, 10), .holder(from: nil)), .announce(at: 1000, "b", lease: (1, 20), .holder(from: "a")),
           .media(at: 1100, "b", true), .media(at: 2900, "a", true), .media(at: 3001, "a", false)]),
         ("a stopped worker that resumes cannot take its stream back",
-         [.announce(at: 0, "a", granted: 10, .holder(from: nil)), .announce(at: 1000, "b", granted: 20, .holder(from: "a")),
-          .media(at: 5000, "b", true), .announce(at: 5500, "a", granted: 10, older(than: "b")), .media(at: 5600, "a", false)]),
-        ("an older lease takes a holder silent for over 3 s (ingest restarted, its clock behind)",
-         [.announce(at: 0, "a", granted: 50, .holder(from: nil)), .media(at: 100, "a", true),
-          .announce(at: 3000, "b", granted: 20, older(than: "a")), .announce(at: 3200, "b", granted: 20, .holder(from: "a")), .media(at: 3300, "b", true)]),
-        ("a new lease of the same worker (a reconnect) keeps it the holder",
-         [.announce(at: 0, "a", granted: 10, .holder(from: nil)), .announce(at: 60_000, "a", granted: 30, .accept), .media(at: 60_001, "a", true)]),
+         [.announce(at: 0, "a", lease: (1, 10), .holder(from: nil)), .announce(at: 1000, "b", lease: (1, 20), .holder(from: "a")),
+          .media(at: 5000, "b", true), .announce(at: 5500, "a", lease: (1, 10), older(than: "b")), .media(at: 5600, "a", false)]),
+        ("an older lease is refused however long the holder has been silent (a publisher's stall)",
+         [.announce(at: 0, "a", lease: (2, 50), .holder(from: nil)), .media(at: 100, "a", true),
+          .announce(at: 60_000, "b", lease: (2, 20), older(than: "a")), .media(at: 60_001, "b", false)]),
+        ("a worker that held an earlier session cannot claim a later one",
+         [.announce(at: 0, "a", lease: (7, 10), .holder(from: nil)), .announce(at: 10, "old", lease: (6, 999_999), older(than: "a")), .media(at: 20, "old", false)]),
+        ("a later session takes over whatever its grant time (an ingest restarted, its clock behind)",
+         [.announce(at: 0, "a", lease: (3, 50), .holder(from: nil)), .announce(at: 100, "b", lease: (4, 20), .holder(from: "a")), .media(at: 200, "b", true)]),
+        ("a new lease of the same worker keeps it the holder",
+         [.announce(at: 0, "a", lease: (1, 10), .holder(from: nil)), .announce(at: 60_000, "a", lease: (2, 30), .accept), .media(at: 60_001, "a", true)]),
         ("with role keys every worker is one sender: the role holds the stream",
-         [.announce(at: 0, "transcoder", granted: 10, .holder(from: nil)), .announce(at: 1000, "transcoder", granted: 20, .accept), .media(at: 1001, "transcoder", true)]),
+         [.announce(at: 0, "transcoder", lease: (1, 10), .holder(from: nil)), .announce(at: 1000, "transcoder", lease: (1, 20), .accept), .media(at: 1001, "transcoder", true)]),
         ("a holder silent for 10 minutes is forgotten: its media needs a new announce",
-         [.announce(at: 0, "a", granted: 10, .holder(from: nil)), .expire(at: 600_001), .media(at: 600_002, "a", false), .announce(at: 600_003, "a", granted: 10, .holder(from: nil))]),
+         [.announce(at: 0, "a", lease: (1, 10), .holder(from: nil)), .expire(at: 600_001), .media(at: 600_002, "a", false), .announce(at: 600_003, "a", lease: (1, 10), .holder(from: nil))]),
     ]
 
     @Test(arguments: cases.indices)
@@ -48,8 +53,8 @@ import Testing
         var admission = MediaAdmission()
         for (index, step) in c.steps.enumerated() {
             switch step {
-            case .announce(let t, let sender, let granted, let expected):
-                let verdict = admission.announce(streamID: 1, sender: sender, grantedAt: granted, now: at(t))
+            case .announce(let t, let sender, let lease, let expected):
+                let verdict = admission.announce(streamID: 1, sender: sender, lease: lease.map { .init(session: $0.0, grantedAt: $0.1) }, now: at(t))
                 #expect(verdict == expected, "\(c.name), step \(index)")
             case .media(let t, let sender, let expected):
                 #expect(admission.admits(streamID: 1, sender: sender, now: at(t)) == expected, "\(c.name), step \(index)")
@@ -62,8 +67,8 @@ import Testing
     @Test func streamsAreHeldApart() {
         let now = ContinuousClock.now
         var admission = MediaAdmission()
-        #expect(admission.announce(streamID: 1, sender: "a", grantedAt: 10, now: now) == .holder(from: nil))
-        #expect(admission.announce(streamID: 2, sender: "b", grantedAt: 11, now: now) == .holder(from: nil))
+        #expect(admission.announce(streamID: 1, sender: "a", lease: .init(session: 1, grantedAt: 10), now: now) == .holder(from: nil))
+        #expect(admission.announce(streamID: 2, sender: "b", lease: .init(session: 2, grantedAt: 11), now: now) == .holder(from: nil))
         #expect(admission.admits(streamID: 1, sender: "b", now: now) == false)
         #expect(admission.admits(streamID: 2, sender: "a", now: now) == false)
         #expect(admission.admits(streamID: 2, sender: "b", now: now) == true)

@@ -68,8 +68,9 @@ import Testing
         "127.0.0.1", "127.255.0.9", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
         "0.0.0.0", "224.0.0.1", "255.255.255.255", "198.18.0.1", "192.0.2.5", "::1", "::", "fe80::1", "fd00::1", "fc00::5", "ff02::1",
         "::ffff:127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::a9fe:a9fe", "2001:db8::1", "not an address", "",
+        "::127.0.0.1", "::8.8.8.8", "2002:0a00:0001::1", "2002:a9fe:a9fe::", "64:ff9b:1::8.8.8.8",
     ]
-    static let outside = ["93.184.216.34", "8.8.8.8", "172.32.0.1", "100.128.0.1", "192.169.0.1", "2606:4700::1111", "::ffff:8.8.8.8"]
+    static let outside = ["93.184.216.34", "8.8.8.8", "172.32.0.1", "100.128.0.1", "192.169.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "2002:0808:0808::1", "64:ff9b::808:808"]
 
     @Test(arguments: inside) func refused(_ address: String) { #expect(NetworkAddressPolicy.isInternal(address), "\(address)") }
     @Test(arguments: outside) func allowed(_ address: String) { #expect(!NetworkAddressPolicy.isInternal(address), "\(address)") }

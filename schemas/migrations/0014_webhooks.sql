@@ -33,6 +33,8 @@ CREATE TABLE webhook_events (
     created_at  TIMESTAMPTZ NOT NULL DEFAULT now()
 );
 CREATE INDEX webhook_events_tenant ON webhook_events (tenant_id, id);
+-- The event feed re-reads the last seconds (events commit out of id order); pruning goes by age.
+CREATE INDEX webhook_events_created ON webhook_events (created_at);
 
 CREATE TABLE webhook_deliveries (
     id               BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -48,8 +50,9 @@ CREATE TABLE webhook_deliveries (
     last_attempt_at  TIMESTAMPTZ,
     delivered_at     TIMESTAMPTZ
 );
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE state = 'pending';
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, id);
+CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
 
 -- Records an event of the tenant and a pending delivery for each of its endpoints that takes
 -- the type; nothing when p_dedupe names an event already recorded. Call it in the transaction

@@ -2,7 +2,8 @@
 # Test-only tooling from PyPI, pinned, cached under .build/test-tools (rebuilt when missing):
 #   venv/        Python with m3u8 (a real playlist parser for the packager's output),
 #                kubernetes-validate (deploy/kubernetes against Kubernetes' schemas) and
-#                schemathesis (the control API against schemas/openapi.yaml; brings PyYAML)
+#                schemathesis (the control API against schemas/openapi.yaml; brings PyYAML) and
+#                standardwebhooks (the tests' webhook receiver verifies signatures with it)
 #   hls.js       hls.js 1.6.15 (Apache-2.0), taken from the gradio 6.31.0 wheel, where it ships
 #                as an ES module; rewritten into a classic script that sets window.Hls.
 set -euo pipefail
@@ -24,6 +25,11 @@ fi
 if [[ ! -x "$tools/venv/bin/schemathesis" ]]; then
     echo "test tools: installing schemathesis"
     "$tools/venv/bin/pip" install -q --disable-pip-version-check "schemathesis==4.32.5"
+fi
+# standardwebhooks verifies webhook signatures in the tests' receiver (Tests/Tools/webhook_receiver.py).
+if ! "$tools/venv/bin/python" -c "import standardwebhooks" 2>/dev/null; then
+    echo "test tools: installing standardwebhooks"
+    "$tools/venv/bin/pip" install -q --disable-pip-version-check "standardwebhooks==1.1.0"
 fi
 
 if [[ ! -s "$tools/hls.js" ]]; then

@@ -16,11 +16,11 @@ public enum AccessPolicy {
     /// `tenant` is the route's `:tenant` (nil for routes outside a tenant).
     public static func decide(_ principal: Principal, _ access: RouteAccess, tenant: String?) -> Decision {
         guard case .tenant(let own, _, let scopes) = principal else { return .allow }
-        if access == .publicStream { return .allow }  // its handler checks a private stream's token
-        if let tenant, tenant != own { return .notFound(notFoundMessage(tenant)) }
         switch access {
         case .publicStream:
-            return .allow
+            return .allow  // its handler checks a private stream's token
+        case _ where tenant.map { $0 != own } ?? false:
+            return .notFound(notFoundMessage(tenant!))
         case .operator:
             return .forbidden("Only the platform's operator may call this; API keys cannot.")
         case .tenant(let scope):

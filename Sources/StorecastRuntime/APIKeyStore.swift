@@ -70,9 +70,8 @@ public enum APIKeyStore {
 
     private static let columns = """
         k.id, t.slug AS tenant, k.name, array_to_string(k.scopes, ',') AS scopes, k.created_by,
-        to_char(k.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at,
-        to_char(k.last_used_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS last_used_at,
-        to_char(k.revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS revoked_at
+        \(SQLTime.utc("k.created_at")) AS created_at, \(SQLTime.utc("k.last_used_at")) AS last_used_at,
+        \(SQLTime.utc("k.revoked_at")) AS revoked_at
         """
 
     private static func row(_ rows: PostgresRows, _ i: Int) -> Row {

@@ -75,8 +75,7 @@ public struct LeaseLedger: Sendable {
         let rows = try await database.execute(
             """
             SELECT l.id, l.stream_id, t.slug AS tenant, s.slug AS stream, l.worker_id, l.ingest_node,
-                   to_char(l.granted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS granted_at,
-                   to_char(l.ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ended_at, l.end_reason
+                   \(SQLTime.utc("l.granted_at")) AS granted_at, \(SQLTime.utc("l.ended_at")) AS ended_at, l.end_reason
             FROM transcoder_leases l JOIN streams s ON s.id = l.stream_id JOIN tenants t ON t.id = s.tenant_id
             WHERE NOT $1::boolean OR l.ended_at IS NULL
             ORDER BY l.id DESC LIMIT $2

@@ -115,8 +115,7 @@ public enum RecordingStore {
         let rows = try db.execute(
             """
             SELECT r.id, t.slug AS tenant, s.slug AS stream, r.packager_node, r.path, r.state, r.error, r.duration_seconds, r.bytes,
-                   to_char(r.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at,
-                   to_char(r.ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ended_at
+                   \(SQLTime.utc("r.started_at")) AS started_at, \(SQLTime.utc("r.ended_at")) AS ended_at
             FROM recordings r JOIN streams s ON s.id = r.stream_id JOIN tenants t ON t.id = s.tenant_id
             WHERE t.slug = $1 AND s.slug = $2 ORDER BY r.started_at DESC, r.id DESC LIMIT $3
             """, [tenant, stream, String(limit)])

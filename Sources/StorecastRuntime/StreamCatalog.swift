@@ -82,7 +82,7 @@ public struct StreamCatalog: Sendable {
                                  previous_key_until = CASE WHEN $4::int > 0 THEN now() + make_interval(secs => $4::int) END,
                                  stream_key_hash = $3, key_prefix = $5, updated_at = now()
             FROM tenants t WHERE t.id = s.tenant_id AND t.slug = $1 AND s.slug = $2
-            RETURNING to_char(s.previous_key_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS until
+            RETURNING \(SQLTime.utc("s.previous_key_until")) AS until
             """, [tenantSlug, streamSlug, StreamKey.hash(key), String(graceSeconds), StreamKey.prefix(key)])
         guard !rows.isEmpty else { return nil }
         return (key, rows.value(0, "until"))

@@ -69,11 +69,10 @@ public enum StreamDirectory {
 
     private static let openSessionJoin = "LEFT JOIN LATERAL (SELECT * FROM sessions x WHERE x.stream_id = s.id AND x.ended_at IS NULL ORDER BY x.id DESC LIMIT 1) x ON true"
 
-    private static func time(_ column: String) -> String { "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')" }
 
     private static func sessionColumns(_ x: String, prefix: String = "") -> String {
         """
-        \(x).id AS \(prefix)id, \(time("\(x).started_at")) AS \(prefix)started_at, \(time("\(x).ended_at")) AS \(prefix)ended_at,
+        \(x).id AS \(prefix)id, \(SQLTime.utc("\(x).started_at")) AS \(prefix)started_at, \(SQLTime.utc("\(x).ended_at")) AS \(prefix)ended_at,
         \(x).end_reason AS \(prefix)end_reason, \(x).ingest_node AS \(prefix)ingest_node, \(x).client AS \(prefix)client,
         \(x).video_codec AS \(prefix)video_codec, \(x).audio_codec AS \(prefix)audio_codec, \(x).width AS \(prefix)width,
         \(x).height AS \(prefix)height, \(x).frame_rate AS \(prefix)frame_rate
@@ -81,7 +80,7 @@ public enum StreamDirectory {
     }
 
     private static let streamColumns = """
-        s.id, t.slug AS tenant, s.slug, s.title, s.status, s.visibility, s.record, s.key_prefix, s.origin_node, \(time("s.created_at")) AS created_at,
+        s.id, t.slug AS tenant, s.slug, s.title, s.status, s.visibility, s.record, s.key_prefix, s.origin_node, \(SQLTime.utc("s.created_at")) AS created_at,
         \(sessionColumns("x", prefix: "session_"))
         """
 

@@ -36,9 +36,9 @@ public enum TenantStore {
 
     private static let columns = """
         t.slug, t.name, t.max_concurrent_streams, t.storage_quota_bytes, t.max_source_short_side, t.max_source_frame_rate,
-        to_char(t.suspended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS suspended_at,
+        \(SQLTime.utc("t.suspended_at")) AS suspended_at,
         (SELECT count(*) FROM streams s WHERE s.tenant_id = t.id AND s.status IN ('live', 'reconnecting')) AS live,
-        to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at
+        \(SQLTime.utc("t.created_at")) AS created_at
         """
 
     private static func row(_ rows: PostgresRows, _ i: Int) -> Row {

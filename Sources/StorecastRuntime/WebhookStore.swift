@@ -209,16 +209,15 @@ public enum WebhookStore {
             """, [String(retentionDays)]).affected
     }
 
-    private static func time(_ column: String) -> String { "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')" }
 
     private static let endpointColumns = """
-        e.id, t.slug AS tenant, e.url, e.description, array_to_string(e.event_types, ',') AS event_types, \(time("e.disabled_at")) AS disabled_at,
-        e.disabled_reason, CASE WHEN e.previous_secret_until > now() THEN \(time("e.previous_secret_until")) END AS previous_until, \(time("e.created_at")) AS created_at
+        e.id, t.slug AS tenant, e.url, e.description, array_to_string(e.event_types, ',') AS event_types, \(SQLTime.utc("e.disabled_at")) AS disabled_at,
+        e.disabled_reason, CASE WHEN e.previous_secret_until > now() THEN \(SQLTime.utc("e.previous_secret_until")) END AS previous_until, \(SQLTime.utc("e.created_at")) AS created_at
         """
 
     private static let deliveryColumns = """
-        d.id, d.endpoint_id, d.event_id, v.type, d.state, d.attempts, CASE WHEN d.state = 'pending' THEN \(time("d.next_attempt_at")) END AS next_attempt_at,
-        \(time("d.last_attempt_at")) AS last_attempt_at, d.last_status, d.last_error, \(time("d.delivered_at")) AS delivered_at, \(time("v.created_at")) AS created_at
+        d.id, d.endpoint_id, d.event_id, v.type, d.state, d.attempts, CASE WHEN d.state = 'pending' THEN \(SQLTime.utc("d.next_attempt_at")) END AS next_attempt_at,
+        \(SQLTime.utc("d.last_attempt_at")) AS last_attempt_at, d.last_status, d.last_error, \(SQLTime.utc("d.delivered_at")) AS delivered_at, \(SQLTime.utc("v.created_at")) AS created_at
         """
 
     private static func endpoint(_ rows: PostgresRows, _ i: Int) -> Endpoint {

@@ -26,6 +26,8 @@ public final class IngestServer: Service, Sendable {
         public var maximumWorkerSlots = WorkerRegistry.defaultMaximumCapacity
         /// Signs the lease ticket of every assign (``WorkDispatcher``); packagers require it.
         public var leaseKey: LeaseTicketKey?
+        /// How long each lease ticket is good for; holders get a fresh one every quarter of it.
+        public var leaseTicketValidity: Duration = LeaseTicketKey.defaultValidity
         /// Deadlines and budgets of a connection until it publishes, and the per-IP cap.
         public var connectionLimits = RTMPConnectionLimits()
 
@@ -78,7 +80,7 @@ public final class IngestServer: Service, Sendable {
             dispatcher = try await EventLoopZMQActor(on: loop, tickInterval: .milliseconds(250), pollInterval: .milliseconds(250), onError: { error in
                 logger.error("dispatcher error", metadata: ["error": "\(error)"])
             }) {
-                try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagers: packagers, ledger: ledger, leaseKey: config.leaseKey, maximumWorkerCapacity: config.maximumWorkerSlots, logger: logger)
+                try WorkDispatcher(context: context, bindEndpoint: config.workEndpoint, nodeID: config.nodeID, packagers: packagers, ledger: ledger, leaseKey: config.leaseKey, ticketValidity: config.leaseTicketValidity, maximumWorkerCapacity: config.maximumWorkerSlots, logger: logger)
             }
         } catch {
             try? await group.shutdownGracefully()

@@ -27,7 +27,8 @@ public enum DispatchCommand: Sendable {
 /// 0 is draining: each of its streams moves at its next keyframe, where the new worker starts
 /// exactly where the old one stops. Every lease is recorded in PostgreSQL (``LeaseLedger``), and
 /// each `assign` carries a lease ticket naming the worker as its messages are authenticated
-/// (``LeaseTicketKey``), which the packager requires before it takes the worker's media.
+/// (``LeaseTicketKey``), which the packager requires before it takes the worker's media. Tickets
+/// expire; the holder of each stream gets a fresh one every quarter of their validity.
 final class WorkDispatcher: ZMQActorBody {
     typealias Command = DispatchCommand
 
@@ -45,6 +46,19 @@ final class WorkDispatcher: ZMQActorBody {
     /// Signs lease tickets (nil: none are written, and packagers that check them refuse the media).
     private let leaseKey: LeaseTicketKey?
     private var grants = LeaseGrantClock()
+    /// How long a ticket is good for, and how often a holder's is renewed (a quarter of that).
+    private let ticketValidity: Duration
+    private var renewalInterval: Duration { ticketValidity / 4 }
+    /// The lease each ticket was written for, renewed every ``renewalInterval`` while its worker
+    /// holds the stream.
+    private struct IssuedTicket {
+        let worker: String
+        let name: String
+        let announce: StreamAnnounce
+        let grantedAt: UInt64
+        var renewAt: ContinuousClock.Instant
+    }
+    private var tickets: [Int64: IssuedTicket] = [:]
     /// Each worker's authenticated name (the ZAP User-Id of its READY and heartbeats).
     private var authenticatedNames: [String: String] = [:]
     private let clock = ContinuousClock()
@@ -76,8 +90,10 @@ final class WorkDispatcher: ZMQActorBody {
 
     var readableSockets: [ZMQSocket] { [router] }
 
-    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagers: PackagerDirectory, ledger: LeaseLedger?, leaseKey: LeaseTicketKey? = nil, maximumWorkerCapacity: Int = WorkerRegistry.defaultMaximumCapacity, logger: Logger) throws {
+    init(context: ZMQContext, bindEndpoint: String, nodeID: String, packagers: PackagerDirectory, ledger: LeaseLedger?, leaseKey: LeaseTicketKey? = nil, ticketValidity: Duration = LeaseTicketKey.defaultValidity,
+         maximumWorkerCapacity: Int = WorkerRegistry.defaultMaximumCapacity, logger: Logger) throws {
         self.leaseKey = leaseKey
+        self.ticketValidity = ticketValidity
         scheduler = LeaseScheduler(maximumWorkerCapacity: maximumWorkerCapacity)
         router = try ZMQSocket(context: context, type: .router, maximumMessageSize: WireCodec.maximumControlMessage)
         try router.setRouterMandatory(true)
@@ -109,6 +125,7 @@ final class WorkDispatcher: ZMQActorBody {
             streams[id]?.frameRate = fps
             weigh(id)
         case .ended(let id, let reason):
+            tickets[id] = nil
             guard streams.removeValue(forKey: id) != nil else { return }
             carryOut(scheduler.ended(stream: id), endReason: reason)
         }
@@ -215,6 +232,7 @@ final class WorkDispatcher: ZMQActorBody {
     func tick(now: ContinuousClock.Instant) throws {
         defer { flush() }
         carryOut(scheduler.tick(now: now, livePackagers: Set(packagers.live.map(\.endpoint))))
+        renewTickets(now: now)
         // Heartbeats go once a second (schemas/wire.md), not on every 250 ms tick.
         // On a fixed 1 s grid (from the last beat, not from this tick, so the beat does not slip a
         // tick each time); after a stall the grid starts again from now.
@@ -238,10 +256,12 @@ final class WorkDispatcher: ZMQActorBody {
         ledger?.granted(streamID: id, workerID: worker, replacing: reason)
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "slots": "\(scheduler.cost(of: id))", "snapshot_units": "\(stream.cache.units.count)"])
         var assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replay ? stream.cache.replayEnd : nil)
+        tickets[id] = nil
         if let leaseKey, let announce = stream.cache.announce {
             if let name = authenticatedNames[worker] {
-                assignment.leaseTicket = leaseKey.ticket(streamID: id, sessionID: announce.sessionID, tenant: announce.tenant, stream: announce.streamName,
-                                                         worker: name, grantedAt: grants.next(now: Date()))
+                let issued = IssuedTicket(worker: worker, name: name, announce: announce, grantedAt: grants.next(now: Date()), renewAt: clock.now + renewalInterval)
+                assignment.leaseTicket = write(issued, with: leaseKey)
+                tickets[id] = issued
             } else {
                 // Only on a socket without authentication; a packager that checks leases refuses the media.
                 logger.warning("no authenticated name for the worker; its lease carries no ticket", metadata: ["stream": "\(id)", "worker": "\(worker)"])
@@ -249,6 +269,27 @@ final class WorkDispatcher: ZMQActorBody {
         }
         send(.assign(assignment), to: worker)
         for message in stream.cache.snapshot { send(message, to: worker) }
+    }
+
+    /// The ticket for `issued`'s lease, good for ``ticketValidity`` from now.
+    private func write(_ issued: IssuedTicket, with key: LeaseTicketKey) -> [UInt8] {
+        let a = issued.announce
+        return key.ticket(streamID: a.streamID, sessionID: a.sessionID, tenant: a.tenant, stream: a.streamName, worker: issued.name,
+                          grantedAt: issued.grantedAt, expiresAt: LeaseTicketKey.milliseconds(Date()) + LeaseTicketKey.milliseconds(ticketValidity))
+    }
+
+    /// Sends each holder whose ticket is due a fresh one (same lease, later expiry); tickets of
+    /// leases that moved or ended are dropped, so those workers' tickets lapse.
+    private func renewTickets(now: ContinuousClock.Instant) {
+        guard let leaseKey else { return }
+        for (id, issued) in tickets where now >= issued.renewAt {
+            guard scheduler.worker(of: id) == issued.worker, streams[id] != nil else {
+                tickets[id] = nil
+                continue
+            }
+            tickets[id]?.renewAt = now + renewalInterval
+            send(.leaseRenewal(streamID: id, ticket: write(issued, with: leaseKey)), to: issued.worker)
+        }
     }
 
     /// The session's packager: chosen at its first lease by rendezvous hashing over the live

@@ -1,3 +1,5 @@
+import StorecastRuntime
+
 /// Whose media a packager takes for each stream, as a pure decider with the clock as a
 /// parameter (issue 23: an allowed node that knows a live stream's id must not push pictures
 /// into it, end it, or replace its thumbnail).
@@ -14,12 +16,24 @@
 ///   started).
 /// - An older lease is always refused: a stopped worker that resumes cannot take back the
 ///   stream, and a worker that held an earlier session cannot claim a later one.
-/// - Without a valid ticket an announce is refused; the stream's holder is unchanged.
+/// - Without a valid ticket an announce is refused; the stream's holder is unchanged. So is a
+///   claim (no holder known, or a takeover) whose ticket expired more than
+///   ``clockSkewAllowance`` ago by this node's wall clock: ingest renews its
+///   holders' tickets, so an expired one belongs to a worker that no longer holds the stream,
+///   which would otherwise claim it wherever no holder is known (on a packager that restarted,
+///   or after ``forgetAfter``). The holder's own lease is taken, expired or not: it claims
+///   nothing new.
 ///
 /// With role keys every worker is named `transcoder`, so the holder is a role, not a node: give
 /// workers node keys (`storecast keys DIR --node NAME`) to bind each stream to one node.
 struct MediaAdmission: Sendable {
     static let handoverGrace: Duration = .seconds(2)
+    /// How long after its expiry a ticket is still taken (a clock ahead of ingest's).
+    let clockSkewAllowance: Duration
+
+    init(clockSkewAllowance: Duration = LeaseTicketKey.defaultClockSkewAllowance) {
+        self.clockSkewAllowance = clockSkewAllowance
+    }
     /// Holders not heard for this long are forgotten (their streams ended long ago).
     static let forgetAfter: Duration = .seconds(600)
 
@@ -28,6 +42,12 @@ struct MediaAdmission: Sendable {
         var session: Int64
         var grantedAt: UInt64
         static func < (a: Lease, b: Lease) -> Bool { (a.session, a.grantedAt) < (b.session, b.grantedAt) }
+    }
+
+    /// A verified ticket: the lease it proves and when it lapses (ms of ingest's wall clock).
+    struct Ticket: Sendable, Equatable {
+        var lease: Lease
+        var expiresAt: UInt64
     }
 
     enum Verdict: Sendable, Equatable {
@@ -46,17 +66,23 @@ struct MediaAdmission: Sendable {
     private var holders: [Int64: Holder] = [:]
     private var previous: [Int64: (sender: String, until: ContinuousClock.Instant)] = [:]
 
-    /// An announce of `streamID` from `sender`; `lease` is what its ticket proved when it
-    /// verified for that stream, session, name and sender, else nil.
-    mutating func announce(streamID: Int64, sender: String, lease: Lease?, now: ContinuousClock.Instant) -> Verdict {
-        guard let lease else { return .refuse(reason: "its lease ticket is missing or not ingest's for this stream, session and sender") }
+    /// An announce of `streamID` from `sender`; `ticket` is what its ticket proved when it
+    /// verified for that stream, session, name and sender, else nil. `wallClock` is this node's
+    /// time in ms since 1970, `now` its monotonic clock.
+    mutating func announce(streamID: Int64, sender: String, ticket: Ticket?, wallClock: UInt64, now: ContinuousClock.Instant) -> Verdict {
+        guard let ticket else { return .refuse(reason: "its lease ticket is missing or not ingest's for this stream, session and sender") }
+        let lease = ticket.lease
+        if let holder = holders[streamID], holder.sender == sender, holder.lease == lease {
+            // The holder's own lease claims nothing new, expired or not.
+            holders[streamID]!.lastHeard = now
+            return .accept
+        }
+        guard wallClock <= ticket.expiresAt &+ LeaseTicketKey.milliseconds(clockSkewAllowance) else {
+            return .refuse(reason: "its lease ticket expired \((wallClock - ticket.expiresAt) / 1000) s ago (ingest renews a holder's ticket long before it expires: the sender holds the stream no longer, or this node's clock is ahead of ingest's; keep nodes in step with NTP)")
+        }
         guard let holder = holders[streamID] else {
             holders[streamID] = Holder(sender: sender, lease: lease, lastHeard: now)
             return .holder(from: nil)
-        }
-        if holder.sender == sender && holder.lease == lease {
-            holders[streamID]!.lastHeard = now
-            return .accept
         }
         guard lease > holder.lease else {
             return .refuse(reason: "its lease is older than the one \(holder.sender) holds")

@@ -44,6 +44,8 @@ public final class PackagerService: Service, Sendable {
         /// Checks the lease tickets in workers' announces (``MediaAdmission``); nil takes media
         /// from every authenticated worker.
         public var leaseKey: LeaseTicketKey?
+        /// How long after its expiry a lease ticket is still taken (this node's clock ahead of ingest's).
+        public var leaseClockSkew: Duration = LeaseTicketKey.defaultClockSkewAllowance
         /// Proxy addresses (CDN edges, load balancers) whose X-Forwarded-For is believed.
         public var trustedProxies: Set<String> = []
         public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, partTarget: Double? = 1.0 / 3.0) {
@@ -135,7 +137,7 @@ public final class PackagerService: Service, Sendable {
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
             try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, chunkTarget: config.partTarget == nil ? 0 : config.chunkTarget, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention,
-                                  resume: served, saveCursors: writeCursors, forgetCursors: forgetCursors, onLive: reportLive, leaseKey: config.leaseKey, logger: logger)
+                                  resume: served, saveCursors: writeCursors, forgetCursors: forgetCursors, onLive: reportLive, leaseKey: config.leaseKey, leaseClockSkew: config.leaseClockSkew, logger: logger)
         }
         defer { pipeline.stop() }
         var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)

@@ -45,20 +45,22 @@ final class PackagingPipeline: ZMQActorBody {
     private let misalignedCuts = Counter(label: "storecast_packager_audio_cuts_misaligned_total")
     private let refusedClaims = Counter(label: "storecast_packager_announces_refused_total")
     private let refusedMedia = Counter(label: "storecast_packager_media_refused_total")
-    /// Stream ids whose refused announce was logged (the transcoder repeats announces every GOP).
-    private var refusalsLogged: Set<Int64> = []
+    /// Streams and senders whose refused announce was logged (transcoders repeat announces every GOP).
+    private var refusalsLogged: Set<String> = []
     /// Streams and senders whose refused media was logged.
     private var mediaRefusalsLogged: Set<String> = []
     /// Checks lease tickets (nil: every sender's media is taken, as on an unauthenticated socket).
     private let leaseKey: LeaseTicketKey?
     /// Whose media is taken for each stream.
-    private var admission = MediaAdmission()
+    private var admission: MediaAdmission
 
     var readableSockets: [ZMQSocket] { [pull] }
 
     init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, chunkTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120),
          resume: [PackageCursor] = [], saveCursors: (@Sendable ([PackageCursor]) -> Void)? = nil,
-         forgetCursors: (@Sendable (String) -> Void)? = nil, onLive: (@Sendable (Int64, Int64) -> Void)? = nil, leaseKey: LeaseTicketKey? = nil, logger: Logger) throws {
+         forgetCursors: (@Sendable (String) -> Void)? = nil, onLive: (@Sendable (Int64, Int64) -> Void)? = nil, leaseKey: LeaseTicketKey? = nil,
+         leaseClockSkew: Duration = LeaseTicketKey.defaultClockSkewAllowance, logger: Logger) throws {
+        admission = MediaAdmission(clockSkewAllowance: leaseClockSkew)
         self.onLive = onLive
         self.leaseKey = leaseKey
         self.forgetCursors = forgetCursors
@@ -160,8 +162,9 @@ final class PackagingPipeline: ZMQActorBody {
         if case .refuse(let reason) = lifecycle.claim(streamID: a.streamID, key: key) {
             verdict = .refuse(reason: reason)
         } else if let sender, let leaseKey {
-            let grantedAt = leaseKey.verify(a.leaseTicket, streamID: a.streamID, sessionID: a.sessionID, tenant: a.tenant, stream: a.streamName, worker: sender)
-            verdict = admission.announce(streamID: a.streamID, sender: sender, lease: grantedAt.map { .init(session: a.sessionID, grantedAt: $0) }, now: .now)
+            let proof = leaseKey.verify(a.leaseTicket, streamID: a.streamID, sessionID: a.sessionID, tenant: a.tenant, stream: a.streamName, worker: sender)
+            verdict = admission.announce(streamID: a.streamID, sender: sender, ticket: proof.map { .init(lease: .init(session: a.sessionID, grantedAt: $0.grantedAt), expiresAt: $0.expiresAt) },
+                                         wallClock: LeaseTicketKey.milliseconds(Date()), now: .now)
         } else {
             verdict = .accept
         }
@@ -169,7 +172,7 @@ final class PackagingPipeline: ZMQActorBody {
         case .refuse(let reason):
             refusedClaims.increment()
             if refusalsLogged.count > 1024 { refusalsLogged = [] }
-            if refusalsLogged.insert(a.streamID).inserted {
+            if refusalsLogged.insert("\(a.streamID) \(sender ?? "-")").inserted {
                 logger.warning("announce refused, its media is not packaged: \(reason)", metadata: ["stream": "\(key)", "stream_id": "\(a.streamID)", "session": "\(a.sessionID)", "sender": "\(sender ?? "-")", "ticket_bytes": "\(a.leaseTicket.count)"])
             }
             return

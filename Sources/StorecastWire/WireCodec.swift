@@ -31,7 +31,7 @@ public enum WireCodec {
     public static let maximumThumbnail = 2 * 1024 * 1024
     /// Most messages in one ``WireMessage/batch(_:)``.
     public static let maximumBatch = 16_384
-    /// Longest lease ticket (`u8` length; a ticket is 40 bytes today).
+    /// Longest lease ticket (`u8` length; a ticket is 48 bytes today).
     public static let maximumLeaseTicket = 255
     /// Largest codec configuration (avcC, hvcC, AudioSpecificConfig…) a track may carry.
     public static let maximumConfig = 65_536
@@ -92,6 +92,9 @@ public enum WireCodec {
             if !a.leaseTicket.isEmpty { w.u8(UInt8(min(a.leaseTicket.count, maximumLeaseTicket))); w.append(a.leaseTicket.prefix(maximumLeaseTicket)) }
         case .release(let id):
             w.i64(id)
+        case .leaseRenewal(let id, let ticket):
+            w.i64(id)
+            w.u8(UInt8(min(ticket.count, maximumLeaseTicket))); w.append(ticket.prefix(maximumLeaseTicket))
         case .telemetry(let t):
             w.string16(t.service); w.string16(t.node); w.u32(t.pid); w.u32(t.uptimeSeconds)
             w.block32(Array(t.exposition.utf8))
@@ -204,6 +207,8 @@ public enum WireCodec {
                 message = .assign(Assignment(streamID: streamID, packagerEndpoint: endpoint, profile: profile, replayUntil: replayUntil, leaseTicket: ticket))
             case .release:
                 message = .release(streamID: try r.i64())
+            case .leaseRenewal:
+                message = .leaseRenewal(streamID: try r.i64(), ticket: try leaseTicket(&r))
             case .telemetry:
                 message = .telemetry(Telemetry(
                     service: try r.string16(), node: try r.string16(), pid: try r.u32(), uptimeSeconds: try r.u32(),
@@ -226,7 +231,8 @@ extension WireCodec {
         return name
     }
 
-    /// `u8 length, bytes`: a lease ticket (the trailing field of `streamAnnounce` and `assign`).
+    /// `u8 length, bytes`: a lease ticket (the trailing field of `streamAnnounce` and `assign`,
+    /// and `leaseRenewal`'s).
     fileprivate static func leaseTicket(_ r: inout ByteReader) throws -> [UInt8] {
         let count = Int(try r.u8())
         guard count > 0 else { throw WireError(reason: .invalidField("empty lease ticket")) }

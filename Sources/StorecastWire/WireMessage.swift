@@ -18,6 +18,9 @@ public enum WireMessage: Equatable, Sendable {
     case workerHeartbeat(WorkerStatus)
     case assign(Assignment)
     case release(streamID: Int64)
+    /// A fresh lease ticket for a stream the worker holds (same grant, later expiry), which its
+    /// next announces carry instead of the assign's.
+    case leaseRenewal(streamID: Int64, ticket: [UInt8])
     // every process -> metrics collector (PUB -> SUB)
     case telemetry(Telemetry)
 
@@ -32,6 +35,7 @@ public enum WireMessage: Equatable, Sendable {
         case workerHeartbeat = 0x11
         case assign = 0x12
         case release = 0x13
+        case leaseRenewal = 0x14
         case telemetry = 0x30
     }
 
@@ -46,6 +50,7 @@ public enum WireMessage: Equatable, Sendable {
         case .workerHeartbeat: .workerHeartbeat
         case .assign: .assign
         case .release: .release
+        case .leaseRenewal: .leaseRenewal
         case .telemetry: .telemetry
         }
     }

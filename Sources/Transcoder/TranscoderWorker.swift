@@ -46,7 +46,7 @@ final class TranscoderWorker: ZMQActorBody {
     private let clock = ContinuousClock()
     private var links: [IngestLink] = []
     private var packagers: [String: ZMQSocket] = [:]
-    private var jobs: [Int64: (job: StreamTranscodeJob, packager: String, link: ObjectIdentifier)] = [:] {
+    private var jobs: [Int64: (job: StreamTranscodeJob, packager: String, link: ObjectIdentifier, ticket: CurrentLeaseTicket)] = [:] {
         didSet {
             activeStreams.value.store(jobs.count, ordering: .releasing)
         }
@@ -127,6 +127,9 @@ final class TranscoderWorker: ZMQActorBody {
                 entry.job.submit(message)
                 logger.info("stream ended", metadata: ["stream": "\(e.streamID)", "reason": "\(e.reason)"])
             }
+        case .leaseRenewal(let id, let ticket):
+            // Only from the ingest that leased the stream; the next announce carries it.
+            if let entry = jobs[id], entry.link == ObjectIdentifier(link) { entry.ticket.renew(ticket) }
         case .release(let id):
             if let entry = jobs.removeValue(forKey: id) {
                 entry.job.release()
@@ -148,15 +151,15 @@ final class TranscoderWorker: ZMQActorBody {
             }
         }
         let post = self.post
-        let ticket = assignment.leaseTicket
+        let ticket = CurrentLeaseTicket(assignment.leaseTicket)
         let job = StreamTranscodeJob(streamID: assignment.streamID, settings: settings.applying(assignment.profile), replayUntil: assignment.replayUntil, logger: logger) { out in
             // The packager takes this stream's media from this worker once an announce shows
             // the lease ingest gave it.
             guard case .streamAnnounce(var announce) = out else { return post(.output(endpoint: endpoint, out)) }
-            announce.leaseTicket = ticket
+            announce.leaseTicket = ticket.value
             post(.output(endpoint: endpoint, .streamAnnounce(announce)))
         }
-        jobs[assignment.streamID] = (job, endpoint, ObjectIdentifier(link))
+        jobs[assignment.streamID] = (job, endpoint, ObjectIdentifier(link), ticket)
         logger.info("stream assigned", metadata: ["stream": "\(assignment.streamID)", "packager": "\(endpoint)", "ladder_profile": "\(assignment.profile?.name ?? "worker default")", "replay_until_ms": "\(assignment.replayUntil.map(String.init) ?? "-")"])
     }
 

@@ -23,6 +23,7 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "Seconds a new RTMP connection has to be authorized to publish.") var rtmpPublishTimeout: Double = 30
     @Option(help: "Bytes a connection may send before it asks to publish.") var rtmpMaxBytesBeforePublish = RTMPConnectionLimits().maximumBytesBeforePublish
     @Option(help: "Open RTMP connections from one IP address (0: no cap).") var rtmpMaxConnectionsPerIP = RTMPConnectionLimits().maximumConnectionsPerIP
+    @Option(help: "Seconds a lease ticket (a worker's proof to the packager that it holds a stream) is good for; the holder gets a fresh one every quarter of it.") var leaseTicketValidity: Double = 120
     @Option(help: "Node name in sessions, logs and metrics.") var node: String?
     @Option(help: "Directory of the cluster's CURVE keys (`storecast keys DIR` writes it; default: $STORECAST_ZMQ_KEYS). Every ZeroMQ socket is authenticated with them.") var zmqKeys: String?
     @Option(help: "Log level.") var logLevel = "info"
@@ -39,6 +40,7 @@ struct IngestCommand: AsyncParsableCommand {
             readPacing: .milliseconds(max(0, readPacingMs)))
         serverConfiguration.maximumWorkerSlots = maxWorkerSlots
         serverConfiguration.leaseKey = try ClusterKeys.leaseKey(option: zmqKeys, role: .ingest)
+        serverConfiguration.leaseTicketValidity = .milliseconds(Int(max(1, leaseTicketValidity) * 1000))
         serverConfiguration.connectionLimits.handshakeTimeout = .milliseconds(Int(max(0.1, rtmpHandshakeTimeout) * 1000))
         serverConfiguration.connectionLimits.publishTimeout = .milliseconds(Int(max(0.1, rtmpPublishTimeout) * 1000))
         serverConfiguration.connectionLimits.maximumBytesBeforePublish = max(4096, rtmpMaxBytesBeforePublish)

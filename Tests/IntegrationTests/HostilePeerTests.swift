@@ -8,10 +8,10 @@ import Testing
 /// Issue 23's attacks, each on real sockets against the real executables: what was reproduced
 /// on main must be refused, logged, and must not disturb anything else.
 @Suite(.serialized) struct HostilePeerTests {
-    static func announce(streamID: Int64, tenant: String, stream: String) -> [UInt8] {
+    static func announce(streamID: Int64, tenant: String, stream: String, session: Int64 = 1, ticket: [UInt8] = []) -> [UInt8] {
         WireCodec.encode(.batch([
-            .streamAnnounce(StreamAnnounce(streamID: streamID, sessionID: 1, tenant: tenant, streamName: stream, discontinuity: false, tracks: [
-                TrackConfig(trackID: 2, kind: .audio, codec: "aac", name: "audio", timescale: 1000, sampleRate: 44100, channels: 1, config: [0x12, 0x08])])),
+            .streamAnnounce(StreamAnnounce(streamID: streamID, sessionID: session, tenant: tenant, streamName: stream, discontinuity: false, tracks: [
+                TrackConfig(trackID: 2, kind: .audio, codec: "aac", name: "audio", timescale: 1000, sampleRate: 44100, channels: 1, config: [0x12, 0x08])], leaseTicket: ticket)),
         ] + (0..<50).map { i in .accessUnit(AccessUnit(streamID: streamID, trackID: 2, flags: 1, sequence: UInt64(i), dts: Int64(i) * 23, compositionOffset: 0, data: [0x21, 0x10, 0x04])) }))
     }
 
@@ -162,9 +162,12 @@ import Testing
         }
         let stack = try StorecastStack(zmqKeys: keys)
         let key = try await stack.provisionStream(tenant: "shop", stream: "live")
-        try stack.start(workerEnvironment: ["storecast-transcoder": [ClusterKeys.nodeVariable: "edge-1"]])
+        // Tickets good for 4 s (renewed every second) and no clock skew allowed: the show below
+        // outlives its first ticket many times over.
+        try stack.start(packagerArguments: ["--lease-clock-skew", "0"], ingestArguments: ["--lease-ticket-validity", "4"],
+                        workerEnvironment: ["storecast-transcoder": [ClusterKeys.nodeVariable: "edge-1"]])
         try await stack.waitUntilReady()
-        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 70, logDirectory: stack.logDirectory, size: "426x240")
         defer { publisher.stop(grace: 1) }
         let master = "\(stack.playbackBase)/live/shop/live/master.m3u8"
         #expect(await StorecastStack.eventually(timeout: .seconds(20)) { await TestEnvironment.httpGet(master)?.status == 200 }, "the real show plays:\n\(stack.logs())")
@@ -195,6 +198,29 @@ import Testing
         #expect((refused ?? 0) >= 2, "refusals are counted: \(refused.map { "\($0)" } ?? "none")")
 
         // The show goes on: every rendition advances, none has ENDLIST.
+        try await Self.expectEveryRenditionAdvances(of: "shop/live", on: stack)
+
+        // A ticket that lapsed claims nothing, even for a later session (before tickets expired,
+        // this took the show over): rogue-9 once held a lease whose ticket it kept.
+        let leaseKey = try ClusterKeys.leaseKey(option: keys, role: .ingest)
+        let past = LeaseTicketKey.milliseconds(Date()) - 10_000
+        let lapsed = leaseKey.ticket(streamID: id, sessionID: 1 << 40, tenant: "shop", stream: "live", worker: "rogue-9", grantedAt: past, expiresAt: past + 4000)
+        try await HostilePeer.send([[Self.announce(streamID: id, tenant: "shop", stream: "live", session: 1 << 40, ticket: lapsed)]],
+                                   type: .push, to: renditions, server: "packager", as: .security(rogue), for: 2)
+        #expect(packagerLog().contains("lease ticket expired"), "the lapsed ticket is refused:\n\(packagerLog().suffix(3000))")
+        #expect(!packagerLog().contains("holder=rogue-9"), "the lapsed ticket took the show over:\n\(packagerLog().suffix(3000))")
+        try await Self.expectEveryRenditionAdvances(of: "shop/live", on: stack)
+
+        // A packager that restarts knows no holder: the worker's next announce carries the ticket
+        // ingest renewed (the assign's lapsed long ago), and the show plays on.
+        stack.service("storecast-packager")?.kill()
+        try await Task.sleep(for: .milliseconds(500))
+        try stack.restart("storecast-packager")
+        let restartedLog = { stack.service("storecast-packager-run2")?.log ?? "" }
+        #expect(await StorecastStack.eventually(timeout: .seconds(15)) { restartedLog().contains("holder=edge-1") },
+                "the restarted packager takes the holder's renewed ticket:\n\(restartedLog().suffix(3000))")
+        #expect(!restartedLog().contains("announce refused"), "\(restartedLog().suffix(3000))")
+        #expect(await StorecastStack.eventually(timeout: .seconds(15)) { await TestEnvironment.httpGet(master)?.status == 200 })
         try await Self.expectEveryRenditionAdvances(of: "shop/live", on: stack)
         _ = await stack.stop()
     }

@@ -1,14 +1,16 @@
 @testable import Packager
+import StorecastRuntime
 import Testing
 
 /// Whose media a packager takes for a stream (issue 23), as a golden table: announces with
 /// their verified grant times (nil: no valid ticket) and media from senders, with the clock as
-/// a parameter.
+/// a parameter. The wall clock is the table's milliseconds plus 1,000,000; a ticket expires at
+/// `expires` (default far ahead).
 @Suite struct MediaAdmissionTests {
     enum Step {
         /// An announce at `at` ms from `sender` whose ticket proved `lease` (session, grant time;
         /// nil: it did not verify).
-        case announce(at: Int, String, lease: (Int64, UInt64)?, MediaAdmission.Verdict)
+        case announce(at: Int, String, lease: (Int64, UInt64)?, expires: UInt64 = .max / 2, MediaAdmission.Verdict)
         /// A unit (or thumbnail, or end) at `at` ms from `sender`, taken or not.
         case media(at: Int, String, Bool)
         case expire(at: Int)
@@ -16,6 +18,10 @@ import Testing
 
     static let refusedTicket = MediaAdmission.Verdict.refuse(reason: "its lease ticket is missing or not ingest's for this stream, session and sender")
     static func older(than holder: String) -> MediaAdmission.Verdict { .refuse(reason: "its lease is older than the one \(holder) holds") }
+    static func expired(_ seconds: Int) -> MediaAdmission.Verdict {
+        .refuse(reason: "its lease ticket expired \(seconds) s ago (ingest renews a holder's ticket long before it expires: the sender holds the stream no longer, or this node's clock is ahead of ingest's; keep nodes in step with NTP)")
+    }
+    static let wall: UInt64 = 1_000_000
 
     static let cases: [(name: String, steps: [Step])] = [
         ("media before any announce is refused", [.media(at: 0, "a", false)]),
@@ -41,6 +47,21 @@ import Testing
          [.announce(at: 0, "a", lease: (1, 10), .holder(from: nil)), .announce(at: 60_000, "a", lease: (2, 30), .accept), .media(at: 60_001, "a", true)]),
         ("with role keys every worker is one sender: the role holds the stream",
          [.announce(at: 0, "transcoder", lease: (1, 10), .holder(from: nil)), .announce(at: 1000, "transcoder", lease: (1, 20), .accept), .media(at: 1001, "transcoder", true)]),
+        ("a ticket is good until 30 s (clock skew) after it expires",
+         [.announce(at: 0, "a", lease: (1, 10), expires: wall + 1000, .holder(from: nil)), .announce(at: 31_000, "a", lease: (1, 10), expires: wall + 1000, .accept)]),
+        ("an expired ticket claims nothing where no holder is known (a packager that restarted, a stale worker)",
+         [.announce(at: 31_001, "old", lease: (1, 10), expires: wall, expired(31)), .media(at: 31_002, "old", false),
+          .announce(at: 32_000, "a", lease: (1, 20), expires: wall + 120_000, .holder(from: nil)), .media(at: 32_001, "a", true)]),
+        ("an expired ticket of a later lease does not take over", [
+            .announce(at: 0, "a", lease: (1, 10), .holder(from: nil)),
+            .announce(at: 200_000, "b", lease: (2, 20), expires: wall + 100_000, expired(100)), .media(at: 200_001, "b", false), .media(at: 200_002, "a", true)]),
+        ("the holder's renewed ticket (same grant, later expiry) keeps it the holder", [
+            .announce(at: 0, "a", lease: (1, 10), expires: wall + 120_000, .holder(from: nil)),
+            .announce(at: 140_000, "a", lease: (1, 10), expires: wall + 150_000, .accept), .media(at: 140_001, "a", true)]),
+        ("the holder's own lease is taken expired (an ingest that stopped renewing): it claims nothing new", [
+            .announce(at: 0, "a", lease: (1, 10), expires: wall + 1000, .holder(from: nil)),
+            .announce(at: 40_000, "a", lease: (1, 10), expires: wall + 1000, .accept), .media(at: 40_001, "a", true),
+            .announce(at: 40_002, "a", lease: (1, 11), expires: wall + 1000, expired(39))]),
         ("a holder silent for 10 minutes is forgotten: its media needs a new announce",
          [.announce(at: 0, "a", lease: (1, 10), .holder(from: nil)), .expire(at: 600_001), .media(at: 600_002, "a", false), .announce(at: 600_003, "a", lease: (1, 10), .holder(from: nil))]),
     ]
@@ -53,8 +74,9 @@ import Testing
         var admission = MediaAdmission()
         for (index, step) in c.steps.enumerated() {
             switch step {
-            case .announce(let t, let sender, let lease, let expected):
-                let verdict = admission.announce(streamID: 1, sender: sender, lease: lease.map { .init(session: $0.0, grantedAt: $0.1) }, now: at(t))
+            case .announce(let t, let sender, let lease, let expires, let expected):
+                let ticket = lease.map { MediaAdmission.Ticket(lease: .init(session: $0.0, grantedAt: $0.1), expiresAt: expires) }
+                let verdict = admission.announce(streamID: 1, sender: sender, ticket: ticket, wallClock: Self.wall + UInt64(t), now: at(t))
                 #expect(verdict == expected, "\(c.name), step \(index)")
             case .media(let t, let sender, let expected):
                 #expect(admission.admits(streamID: 1, sender: sender, now: at(t)) == expected, "\(c.name), step \(index)")
@@ -67,8 +89,8 @@ import Testing
     @Test func streamsAreHeldApart() {
         let now = ContinuousClock.now
         var admission = MediaAdmission()
-        #expect(admission.announce(streamID: 1, sender: "a", lease: .init(session: 1, grantedAt: 10), now: now) == .holder(from: nil))
-        #expect(admission.announce(streamID: 2, sender: "b", lease: .init(session: 2, grantedAt: 11), now: now) == .holder(from: nil))
+        #expect(admission.announce(streamID: 1, sender: "a", ticket: .init(lease: .init(session: 1, grantedAt: 10), expiresAt: 5000), wallClock: 1000, now: now) == .holder(from: nil))
+        #expect(admission.announce(streamID: 2, sender: "b", ticket: .init(lease: .init(session: 2, grantedAt: 11), expiresAt: 5000), wallClock: 1000, now: now) == .holder(from: nil))
         #expect(admission.admits(streamID: 1, sender: "b", now: now) == false)
         #expect(admission.admits(streamID: 2, sender: "a", now: now) == false)
         #expect(admission.admits(streamID: 2, sender: "b", now: now) == true)

@@ -34,6 +34,7 @@ let wireCases: [String: WireMessage] = [
         .streamEnd(StreamEnd(streamID: 42, reason: "disconnected")),
     ]),
     "release": .release(streamID: 42),
+    "lease-renewal": .leaseRenewal(streamID: 42, ticket: Array(100..<148)),
     "telemetry": .telemetry(Telemetry(service: "ingest", node: "ingest-a", pid: 1234, uptimeSeconds: 60, exposition: "up 1\n")),
 ]
 
@@ -53,7 +54,7 @@ struct WireVector: Decodable, Sendable, CustomStringConvertible {
         let vectors = try WireVector.load()
         #expect(Set(vectors.map(\.name)) == Set(wireCases.keys))
         let kinds = Set(wireCases.values.map(\.kind.rawValue))
-        #expect(kinds == [0x01, 0x02, 0x03, 0x04, 0x05, 0x10, 0x11, 0x12, 0x13, 0x30])
+        #expect(kinds == [0x01, 0x02, 0x03, 0x04, 0x05, 0x10, 0x11, 0x12, 0x13, 0x14, 0x30])
     }
 
     @Test(arguments: try WireVector.load())

@@ -37,6 +37,7 @@ vectors = [
         + blob(head(0x02) + struct.pack(">qBBQqi", 42, 1, 1, 1, 0, 66) + blob(bytes.fromhex("000000026588")))
         + blob(head(0x03) + struct.pack(">q", 42) + s("disconnected"))),
     ("release", head(0x13) + struct.pack(">q", 42)),
+    ("lease-renewal", head(0x14) + struct.pack(">q", 42) + bytes([48]) + bytes(range(100, 148))),
     ("telemetry", head(0x30) + s("ingest") + s("ingest-a") + struct.pack(">II", 1234, 60) + blob(b"up 1\n")),
 ]
 out = [{"name": n, "hex": b.hex()} for n, b in vectors]

@@ -54,6 +54,33 @@ extension ControlAPI {
             }
             return try json(found)
         }
+        // Settings, as a JSON merge patch: absent fields stay, null clears a nullable one.
+        book.on(.patch, "tenants/:tenant/streams/:stream", .tenant(.streamsWrite)) { request, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            let change = try await decode(StreamSettingsChange.self, request, context)
+            if let (field, message) = change.problem() { throw APIError.badRequest(message, field: field) }
+            if change.recording != nil, case .tenant(_, _, let scopes) = context.principal, !scopes.contains(.recordings) {
+                throw APIError.forbidden("Turning recording on or off needs the recordings scope; make a key that has it, or leave recording out.")
+            }
+            let updated: StreamDirectory.Stream?
+            do {
+                updated = try await guarded { try await catalog.database.run { try StreamDirectory.update($0, tenant: tenant, stream: stream, change) } }
+            } catch let unknown as StreamDirectory.UnknownLadderProfile {
+                throw APIError.badRequest("tenant \(tenant) has no ladder profile \(unknown.name); create it with POST /v1/tenants/\(tenant)/ladder-profiles", field: "ladderProfile")
+            }
+            guard let updated else { throw APIError.notFound("no stream \(tenant)/\(stream)") }
+            return try json(updated)
+        }
+        // Deleting a stream deletes its sessions and recordings (their files go shortly after).
+        book.on(.delete, "tenants/:tenant/streams/:stream", .tenant(.streamsWrite)) { _, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            switch try await guarded({ try await catalog.database.run { try RecordingDeletion.deleteStream($0, tenant: tenant, stream: stream) } }) {
+            case .deleted: return Response(status: .noContent)
+            case .notFound: throw APIError.notFound("no stream \(tenant)/\(stream)")
+            case .live: throw APIError.conflict("stream \(tenant)/\(stream) is live; stop the publisher (and rotate its key so it cannot come back) before deleting it")
+            case .stillRecording: throw APIError.conflict("a recording of \(tenant)/\(stream) is still being written; delete the stream once it is ready or failed")
+            }
+        }
         book.on(.get, "tenants/:tenant/streams/:stream/sessions", .tenant(.streamsRead)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let (limit, cursor) = try pageQuery(request)

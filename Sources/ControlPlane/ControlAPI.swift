@@ -256,6 +256,17 @@ public enum ControlAPI {
             let rows = try await guarded { try await catalog.database.run { try RecordingStore.list($0, tenant: tenant, stream: stream) } }
             return try json(["recordings": rows])
         }
+        // Deleting a recording frees its bytes of the tenant's quota at once; the packager that
+        // wrote it removes the files within seconds.
+        book.on(.delete, "tenants/:tenant/streams/:stream/recordings/:recording", .tenant(.recordings)) { _, context -> Response in
+            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            guard let id = Int64(try context.parameters.require("recording")), id > 0 else { throw APIError.notFound("no recording \(tenant)/\(stream)/\((try? context.parameters.require("recording")) ?? "")") }
+            switch try await guarded({ try await catalog.database.run { try RecordingDeletion.deleteRecording($0, tenant: tenant, stream: stream, id: id) } }) {
+            case .deleted: return Response(status: .noContent)
+            case .notFound, .live: throw APIError.notFound("no recording \(id) of \(tenant)/\(stream)")
+            case .stillRecording: throw APIError.conflict("recording \(id) is still being written; delete it once the session ends and it is ready or failed")
+            }
+        }
         book.on(.post, "tenants", .operator) { request, context -> Response in
             let body = try await decode(CreateTenant.self, request, context)
             guard Slug.isValid(body.slug) else { throw APIError.badRequest("slug must be \(Slug.rule)") }

@@ -388,6 +388,45 @@ paths:
             application/json:
               schema: {$ref: "#/components/schemas/Stream"}
         default: {$ref: "#/components/responses/Error"}
+    patch:
+      operationId: updateStream
+      tags: [streams]
+      summary: Change a stream's settings (a JSON merge patch - absent fields stay, null clears a nullable one).
+      description: |
+        `recording` also needs the `recordings` scope. A new latency mode reaches players within
+        10 s (the packagers' access cache); a new reconnect window or ladder profile applies from
+        the next publish.
+      x-storecast-access: tenant:streams:write
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              properties:
+                title: {type: string, maxLength: 200}
+                visibility: {$ref: "#/components/schemas/Visibility"}
+                recording: {type: boolean}
+                latencyMode: {$ref: "#/components/schemas/LatencyMode"}
+                ladderProfile: {type: [string, "null"], description: "A ladder profile of the tenant; null - the tenant's default."}
+                reconnectWindowSeconds: {type: [integer, "null"], minimum: 0, maximum: 300, description: "null - the ingest's default (10 s)."}
+      responses:
+        "200":
+          description: The stream as it is now.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Stream"}
+        default: {$ref: "#/components/responses/Error"}
+    delete:
+      operationId: deleteStream
+      tags: [streams]
+      summary: Delete a stream with its sessions and recordings (409 while it is live or a recording of it is being written).
+      description: Its recordings' files are removed by the packagers that wrote them within seconds; their bytes leave the tenant's storage at once.
+      x-storecast-access: tenant:streams:write
+      responses:
+        "204": {description: Deleted.}
+        default: {$ref: "#/components/responses/Error"}
   /v1/tenants/{tenant}/streams/{stream}/events:
     parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}]
     get:
@@ -630,6 +669,16 @@ paths:
                 properties:
                   recordings: {type: array, items: {$ref: "#/components/schemas/Recording"}}
         default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/streams/{stream}/recordings/{recording}:
+    parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}, {$ref: "#/components/parameters/recording"}]
+    delete:
+      operationId: deleteRecording
+      tags: [recordings]
+      summary: Delete a recording (409 while it is being written). Its bytes leave the tenant's storage at once; the packager that wrote it removes the files within seconds.
+      x-storecast-access: tenant:recordings
+      responses:
+        "204": {description: Deleted.}
+        default: {$ref: "#/components/responses/Error"}
   /v1/tenants/{tenant}/webhooks:
     parameters: [{$ref: "#/components/parameters/tenant"}]
     get:
@@ -844,6 +893,7 @@ components:
     limit: {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 200, default: 50}}
     cursor: {name: cursor, in: query, schema: {type: string}, description: A previous page's `next`.}
     endpoint: {name: endpoint, in: path, required: true, schema: {type: string}, description: The webhook endpoint's id.}
+    recording: {name: recording, in: path, required: true, schema: {type: string}, description: The recording's id.}
   responses:
     Error:
       description: Any failure, in one shape.
@@ -874,6 +924,10 @@ components:
     Visibility:
       type: string
       enum: [public, private]
+    LatencyMode:
+      type: string
+      enum: [low, standard]
+      description: "low - LL-HLS parts and blocking reloads (about 1 s behind live); standard - whole segments only (players sit about three segments behind)."
     Rung:
       type: object
       required: [name, shortSide, bitrate]
@@ -923,7 +977,7 @@ components:
         frameRate: {type: number}
     Stream:
       type: object
-      required: [id, tenant, slug, title, state, visibility, recording, keyPrefix, createdAt]
+      required: [id, tenant, slug, title, state, visibility, recording, latencyMode, keyPrefix, createdAt]
       properties:
         id: {type: integer}
         tenant: {$ref: "#/components/schemas/Slug"}
@@ -932,6 +986,9 @@ components:
         state: {$ref: "#/components/schemas/State"}
         visibility: {$ref: "#/components/schemas/Visibility"}
         recording: {type: boolean}
+        ladderProfile: {type: string, description: "Its own ladder profile; absent - the tenant's default."}
+        latencyMode: {$ref: "#/components/schemas/LatencyMode"}
+        reconnectWindowSeconds: {type: integer, description: "Seconds a dropped publisher has to come back; absent - the ingest's default."}
         keyPrefix: {type: string}
         origin: {type: string, description: The packager node it plays from, when placed.}
         createdAt: {type: string, format: date-time}

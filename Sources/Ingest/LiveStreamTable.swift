@@ -37,7 +37,7 @@ public struct LiveStreamTable: Sendable {
 
     enum State: Sendable, Equatable {
         case publishing(owner: Int, remote: String, lastMedia: ContinuousClock.Instant)
-        case reconnecting(since: ContinuousClock.Instant, timeline: StreamTimeline?)
+        case reconnecting(since: ContinuousClock.Instant, window: Duration, timeline: StreamTimeline?)
     }
 
     struct Entry: Sendable, Equatable {
@@ -60,8 +60,8 @@ public struct LiveStreamTable: Sendable {
     public func claim(_ stream: Int64, now: ContinuousClock.Instant) -> Claim {
         guard let entry = entries[stream] else { return .new }
         switch entry.state {
-        case .reconnecting(let since, let timeline):
-            return now - since <= configuration.reconnectWindow
+        case .reconnecting(let since, let window, let timeline):
+            return now - since <= window
                 ? .resume(sessionID: entry.sessionID, timeline: timeline, gap: now - since)
                 : .new
         case .publishing(let owner, let remote, let lastMedia):
@@ -84,11 +84,12 @@ public struct LiveStreamTable: Sendable {
         entries[stream] = entry
     }
 
-    /// The owner's connection dropped without unpublishing. Returns the generation to expire
-    /// later, or nil if `owner` no longer held the stream (it was taken over).
-    public mutating func dropped(_ stream: Int64, owner: Int, now: ContinuousClock.Instant) -> Int? {
+    /// The owner's connection dropped without unpublishing: it may come back within `window`
+    /// (the stream's own, else the configuration's). Returns the generation to expire later, or
+    /// nil if `owner` no longer held the stream (it was taken over).
+    public mutating func dropped(_ stream: Int64, owner: Int, window: Duration? = nil, now: ContinuousClock.Instant) -> Int? {
         guard var entry = entries[stream], case .publishing(owner, _, _) = entry.state else { return nil }
-        entry.state = .reconnecting(since: now, timeline: entry.timeline)
+        entry.state = .reconnecting(since: now, window: window ?? configuration.reconnectWindow, timeline: entry.timeline)
         entry.generation += 1
         entries[stream] = entry
         return entry.generation

@@ -21,6 +21,8 @@ public struct PublishGrant: Sendable, Equatable {
     public var resumed: Bool
     /// The tenant's largest source: the connection refuses a bigger one.
     public var sourceLimits = SourceLimits.defaults
+    /// The stream's own reconnect window (nil: the ingest's).
+    public var reconnectWindow: Duration? = nil
 }
 
 /// What the RTMP handlers need from the rest of ingest: the key check against PostgreSQL, the
@@ -96,7 +98,8 @@ public final class PublishGate: Sendable {
             return .failure(.badName("The account \(record.tenantSlug) is suspended, so it cannot go live. Contact the platform's operator."))
         }
         let claim = shared.withLock { $0.table.claim(record.streamID, now: clock.now) }
-        var grant = PublishGrant(streamID: record.streamID, sessionID: 0, tenant: record.tenantSlug, streamName: record.streamSlug, continuing: nil, gap: .zero, resumed: false, sourceLimits: record.sourceLimits)
+        var grant = PublishGrant(streamID: record.streamID, sessionID: 0, tenant: record.tenantSlug, streamName: record.streamSlug, continuing: nil, gap: .zero, resumed: false, sourceLimits: record.sourceLimits,
+                                reconnectWindow: record.reconnectWindow)
         switch claim {
         case .busy(let other):
             logger.warning("publish refused: stream already live from another connection", metadata: ["remote": "\(remote)", "stream": "\(record.streamSlug)", "live_from": "\(other)"])
@@ -204,7 +207,8 @@ public final class PublishGate: Sendable {
         let (generation, window) = shared.withLock { s -> (Int?, Duration) in
             s.closers.removeValue(forKey: owner)
             if let timeline { s.table.media(grant.streamID, owner: owner, timeline: timeline, now: now) }
-            return (s.table.dropped(grant.streamID, owner: owner, now: now), s.table.configuration.reconnectWindow)
+            let window = grant.reconnectWindow ?? s.table.configuration.reconnectWindow
+            return (s.table.dropped(grant.streamID, owner: owner, window: window, now: now), window)
         }
         guard let generation else { return }  // taken over: the new connection owns the session
         logger.info("publisher dropped; waiting for it to reconnect", metadata: ["stream": "\(grant.streamName)", "session": "\(grant.sessionID)", "window": "\(window)"])

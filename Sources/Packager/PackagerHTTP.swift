@@ -96,7 +96,12 @@ enum PackagerHTTP {
         for inGeneration in [true, false] {
             let directory = inGeneration ? ":a/:b" : ":a"
             live.get("\(directory)/index.m3u8") { request, context -> Response in
-                try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context,
+                // A stream in standard latency mode lists whole segments only.
+                var settings = settings
+                if settings.lowLatency != nil, await !gate.isLowLatency(tenant: try context.parameters.require("tenant"), stream: try context.parameters.require("stream")) {
+                    settings.lowLatency = nil
+                }
+                return try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context,
                                         at: try RenditionAddress(context.parameters, inGeneration: inGeneration))
             }
             live.get("\(directory)/:\(RenditionAddress.fileParameter(inGeneration: inGeneration))") { request, context -> Response in
@@ -143,7 +148,7 @@ enum PackagerHTTP {
                 throw HTTPError(.badRequest, message: message)
             case .respond:
                 let token = tokenQuery(request)
-                let text = rendered.playlist("\(key)|\(name)|\(token)|\(directives.skip)", version: version) {
+                let text = rendered.playlist("\(key)|\(name)|\(token)|\(directives.skip)|\(settings.lowLatency != nil)", version: version) {
                     rendition.mediaPlaylist(targetDuration: settings.targetDuration, lowLatency: settings.lowLatency, query: token, skip: directives.skip,
                                             reports: package.renditionReports(besides: name, query: token))
                 }

@@ -175,6 +175,21 @@ public final class PackagerService: Service, Sendable {
             }
         }
         defer { reporter.cancel() }
+        // Files of recordings a tenant deleted (the rows are gone already), every 5 s.
+        let janitor = Task { [logger] in
+            guard let recorder, let database else { return }
+            while !Task.isCancelled {
+                do {
+                    let pending = try await database.run { try RecordingDeletion.pending($0, node: config.node) }
+                    let removed = await recorder.removeDeleted(pending)
+                    try await database.run { try RecordingDeletion.done($0, removed) }
+                } catch {
+                    logger.warning("cannot read the recordings to remove; retried in 5 s", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .seconds(5))
+            }
+        }
+        defer { janitor.cancel() }
         try await app.run()
         registration.cancel()
         if let database { _ = try? await database.run { try NodeRegistry.remove($0, id: config.node) } }

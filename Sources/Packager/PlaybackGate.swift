@@ -49,6 +49,13 @@ public final class PlaybackGate: Sendable {
         return !access.isPrivate
     }
 
+    /// Whether the stream's playlists offer LL-HLS parts: its latency mode is `low` (the
+    /// default, also when nothing can be read now).
+    public func isLowLatency(tenant: String, stream: String) async -> Bool {
+        guard let access = try? await access(tenant: tenant, stream: stream) else { return true }
+        return !access.standardLatency
+    }
+
     private func access(tenant: String, stream: String, maximumAge: Double = PlaybackGate.cacheSeconds) async throws -> PlaybackAccess? {
         guard let store else { return nil }
         let key = PackageStore.key(tenant: tenant, stream: stream)

@@ -103,6 +103,31 @@ public final class Recorder: Sendable {
     /// Waits until everything handed over so far is on disk (tests and shutdown).
     public func drain() { queue.sync {} }
 
+    /// Removes the files of recordings a tenant deleted, on the recorder's queue (after whatever
+    /// it was writing); returns the ids whose files are gone (or were never here). Each directory
+    /// is built from the names by ``ContainedPath`` under this recorder's root.
+    func removeDeleted(_ deletions: [RecordingDeletion.Pending]) async -> [Int64] {
+        await withCheckedContinuation { continuation in
+            queue.async { [root, logger] in
+                var removed: [Int64] = []
+                for deletion in deletions {
+                    do {
+                        let path = try ContainedPath.join(root, [deletion.tenant, deletion.stream, String(deletion.recordingID)])
+                        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+                        removed.append(deletion.recordingID)
+                        logger.info("deleted recording's files removed", metadata: ["tenant": "\(deletion.tenant)", "stream": "\(deletion.stream)", "recording": "\(deletion.recordingID)"])
+                    } catch let refused as ContainedPath.Refused {
+                        removed.append(deletion.recordingID)  // nothing of ours can be there
+                        logger.warning("deleted recording's name is not a path under the recordings directory; nothing removed", metadata: ["recording": "\(deletion.recordingID)", "error": "\(refused)"])
+                    } catch {
+                        logger.warning("cannot remove a deleted recording's files; retried in a while", metadata: ["recording": "\(deletion.recordingID)", "error": "\(error)"])
+                    }
+                }
+                continuation.resume(returning: removed)
+            }
+        }
+    }
+
     private func enqueue(_ job: Job) {
         queue.async { self.handle(job) }
     }

@@ -8,11 +8,15 @@ public struct PlaybackAccess: Sendable, Equatable {
     /// The secret before the last rotation, while its grace period lasts: tokens signed with it
     /// still play.
     public var previousSecret: String?
+    /// The stream's latency mode is `standard`: its playlists list whole segments only (no
+    /// LL-HLS parts or blocking reloads), for players that favour a steady buffer.
+    public var standardLatency: Bool
 
-    public init(isPrivate: Bool, secret: String, previousSecret: String? = nil) {
+    public init(isPrivate: Bool, secret: String, previousSecret: String? = nil, standardLatency: Bool = false) {
         self.isPrivate = isPrivate
         self.secret = secret
         self.previousSecret = previousSecret
+        self.standardLatency = standardLatency
     }
 
     /// The secrets a token may be signed with, newest first.
@@ -49,12 +53,13 @@ public struct PlaybackAccessStore: Sendable {
     public func access(tenant: String, stream: String) async throws -> PlaybackAccess? {
         let rows = try await database.execute(
             """
-            SELECT s.visibility, t.playback_secret,
+            SELECT s.visibility, s.latency_mode, t.playback_secret,
                    CASE WHEN t.previous_playback_secret_until > now() THEN t.previous_playback_secret END AS previous_secret
             FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 AND s.slug = $2
             """, [tenant, stream])
         guard !rows.isEmpty, let secret = rows.value(0, "playback_secret") else { return nil }
-        return PlaybackAccess(isPrivate: rows.value(0, "visibility") == "private", secret: secret, previousSecret: rows.value(0, "previous_secret"))
+        return PlaybackAccess(isPrivate: rows.value(0, "visibility") == "private", secret: secret, previousSecret: rows.value(0, "previous_secret"),
+                              standardLatency: rows.value(0, "latency_mode") == "standard")
     }
 
     /// Returns false when there is no such stream.

@@ -16,6 +16,8 @@ public struct StreamRecord: Sendable, Equatable {
     public var sourceLimits = SourceLimits.defaults
     /// The operator suspended the tenant: its streams cannot start.
     public var tenantSuspended = false
+    /// How long this stream's publisher has to reconnect after a drop (nil: the ingest's default).
+    public var reconnectWindow: Duration? = nil
 }
 
 public struct CreatedStream: Sendable, Equatable {
@@ -93,7 +95,7 @@ public struct StreamCatalog: Sendable {
         let rows = try await database.execute(
             """
             SELECT s.id, s.tenant_id, t.slug AS tenant_slug, s.slug, t.max_concurrent_streams, t.max_source_short_side, t.max_source_frame_rate,
-                   t.suspended_at IS NOT NULL AS suspended,
+                   t.suspended_at IS NOT NULL AS suspended, s.reconnect_window_seconds,
                    (SELECT count(*) FROM streams l WHERE l.tenant_id = s.tenant_id AND l.status IN ('live', 'reconnecting') AND l.id <> s.id) AS live,
                    p.name AS profile_name, p.rungs::text AS profile_rungs, p.preset AS profile_preset,
                    p.gop_seconds AS profile_gop, p.low_latency AS profile_low_latency
@@ -109,7 +111,8 @@ public struct StreamCatalog: Sendable {
             profile: LadderProfileStore.profile(rows, 0),
             sourceLimits: SourceLimits(maximumShortSide: Int(rows.int(0, "max_source_short_side") ?? 1080),
                                        maximumFrameRate: rows.value(0, "max_source_frame_rate").flatMap(Double.init) ?? 60),
-            tenantSuspended: rows.value(0, "suspended") == "t")
+            tenantSuspended: rows.value(0, "suspended") == "t",
+            reconnectWindow: rows.int(0, "reconnect_window_seconds").map { .seconds($0) })
     }
 
     /// Sets the tenant's largest source; false when there is no such tenant.

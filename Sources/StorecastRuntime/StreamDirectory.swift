@@ -31,6 +31,12 @@ public enum StreamDirectory {
         public var state: String
         public var visibility: String
         public var recording: Bool
+        /// The stream's own ladder profile (nil: the tenant's default, else the workers').
+        public var ladderProfile: String?
+        /// `low` (LL-HLS parts) or `standard` (whole segments).
+        public var latencyMode: String
+        /// Seconds a dropped publisher has to reconnect (nil: the ingest's default).
+        public var reconnectWindowSeconds: Int?
         public var keyPrefix: String
         /// The packager node it plays from, when placed.
         public var origin: String?
@@ -43,7 +49,7 @@ public enum StreamDirectory {
     public static func list(_ db: PostgresConnection, tenant: String, state: String?, after: Int64, limit: Int) throws -> [Stream] {
         let rows = try db.execute(
             """
-            SELECT \(streamColumns) FROM streams s JOIN tenants t ON t.id = s.tenant_id \(openSessionJoin)
+            SELECT \(streamColumns) FROM streams s JOIN tenants t ON t.id = s.tenant_id \(joins)
             WHERE t.slug = $1 AND ($2::text IS NULL OR s.status = $2) AND s.id > $3::bigint
             ORDER BY s.id LIMIT $4::int
             """, [tenant, state, String(after), String(limit)])
@@ -52,7 +58,7 @@ public enum StreamDirectory {
 
     public static func find(_ db: PostgresConnection, tenant: String, stream slug: String) throws -> Stream? {
         let rows = try db.execute(
-            "SELECT \(streamColumns) FROM streams s JOIN tenants t ON t.id = s.tenant_id \(openSessionJoin) WHERE t.slug = $1 AND s.slug = $2",
+            "SELECT \(streamColumns) FROM streams s JOIN tenants t ON t.id = s.tenant_id \(joins) WHERE t.slug = $1 AND s.slug = $2",
             [tenant, slug])
         return rows.isEmpty ? nil : stream(rows, 0)
     }
@@ -67,7 +73,51 @@ public enum StreamDirectory {
         return (0..<rows.count).map { session(rows, $0, prefix: "") }
     }
 
-    private static let openSessionJoin = "LEFT JOIN LATERAL (SELECT * FROM sessions x WHERE x.stream_id = s.id AND x.ended_at IS NULL ORDER BY x.id DESC LIMIT 1) x ON true"
+    /// Changes the stream's settings in one transaction; nil when there is no such stream.
+    /// Throws ``UnknownLadderProfile`` when the change names a profile the tenant does not have.
+    public static func update(_ db: PostgresConnection, tenant: String, stream slug: String, _ change: StreamSettingsChange) throws -> Stream? {
+        try db.transaction {
+            let found = try db.execute(
+                "SELECT s.id, s.tenant_id FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 AND s.slug = $2 FOR UPDATE OF s", [tenant, slug])
+            guard let id = found.int(0, "id"), let tenantID = found.int(0, "tenant_id") else { return nil }
+            var sets: [String] = [], values: [String?] = [String(id)]
+            func set(_ column: String, _ value: String?, cast: String = "") {
+                values.append(value)
+                sets.append("\(column) = $\(values.count)\(cast)")
+            }
+            if let title = change.title { set("title", title) }
+            if let visibility = change.visibility { set("visibility", visibility) }
+            if let recording = change.recording { set("record", recording ? "true" : "false", cast: "::boolean") }
+            if let mode = change.latencyMode { set("latency_mode", mode) }
+            switch change.reconnectWindowSeconds {
+            case .unchanged: break
+            case .cleared: set("reconnect_window_seconds", nil, cast: "::int")
+            case .set(let seconds): set("reconnect_window_seconds", String(seconds), cast: "::int")
+            }
+            switch change.ladderProfile {
+            case .unchanged: break
+            case .cleared: set("ladder_profile_id", nil, cast: "::bigint")
+            case .set(let name):
+                let profile = try db.execute("SELECT id FROM ladder_profiles WHERE tenant_id = $1::bigint AND name = $2", [String(tenantID), name])
+                guard let profileID = profile.int(0, "id") else { throw UnknownLadderProfile(name: name) }
+                set("ladder_profile_id", String(profileID), cast: "::bigint")
+            }
+            if !sets.isEmpty {
+                try db.execute("UPDATE streams SET \(sets.joined(separator: ", ")), updated_at = now() WHERE id = $1::bigint", values)
+            }
+            return try find(db, tenant: tenant, stream: slug)
+        }
+    }
+
+    /// A stream change named a ladder profile its tenant does not have.
+    public struct UnknownLadderProfile: Error, Sendable {
+        public var name: String
+    }
+
+    private static let joins = """
+        LEFT JOIN ladder_profiles lp ON lp.id = s.ladder_profile_id
+        LEFT JOIN LATERAL (SELECT * FROM sessions x WHERE x.stream_id = s.id AND x.ended_at IS NULL ORDER BY x.id DESC LIMIT 1) x ON true
+        """
 
 
     private static func sessionColumns(_ x: String, prefix: String = "") -> String {
@@ -80,7 +130,8 @@ public enum StreamDirectory {
     }
 
     private static let streamColumns = """
-        s.id, t.slug AS tenant, s.slug, s.title, s.status, s.visibility, s.record, s.key_prefix, s.origin_node, \(SQLTime.utc("s.created_at")) AS created_at,
+        s.id, t.slug AS tenant, s.slug, s.title, s.status, s.visibility, s.record, lp.name AS ladder_profile, s.latency_mode, s.reconnect_window_seconds,
+        s.key_prefix, s.origin_node, \(SQLTime.utc("s.created_at")) AS created_at,
         \(sessionColumns("x", prefix: "session_"))
         """
 
@@ -95,6 +146,8 @@ public enum StreamDirectory {
     private static func stream(_ rows: PostgresRows, _ i: Int) -> Stream {
         Stream(id: rows.int(i, "id") ?? 0, tenant: rows.value(i, "tenant") ?? "", slug: rows.value(i, "slug") ?? "", title: rows.value(i, "title") ?? "",
                state: rows.value(i, "status") ?? "", visibility: rows.value(i, "visibility") ?? "", recording: rows.value(i, "record") == "t",
+               ladderProfile: rows.value(i, "ladder_profile"), latencyMode: rows.value(i, "latency_mode") ?? "low",
+               reconnectWindowSeconds: rows.int(i, "reconnect_window_seconds").map(Int.init),
                keyPrefix: rows.value(i, "key_prefix") ?? "", origin: rows.value(i, "origin_node"), createdAt: rows.value(i, "created_at") ?? "",
                session: rows.value(i, "session_id") == nil ? nil : session(rows, i, prefix: "session_"))
     }

@@ -96,4 +96,41 @@ import Testing
         #expect(try await publishes(second, "within-grace"), "the previous key publishes during its grace:\n\(ingestLog().suffix(2000))")
         _ = await stack.stop()
     }
+
+    /// A stream's settings reach its players and its publisher (issue 16): in standard latency
+    /// mode its media playlists list whole segments only, and with a 1 s reconnect window a
+    /// publisher that drops ends its session at once (the ingest's own window is 10 s).
+    @Test func aStreamsSettingsReachItsPlayersAndItsPublisher() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "live")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let patched = await TestEnvironment.http("PATCH", "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/live",
+                                                 json: #"{"latencyMode":"standard","reconnectWindowSeconds":1}"#)
+        #expect(patched?.status == 200, "\(patched.map { String(decoding: $0.body, as: UTF8.self) } ?? "no answer")")
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 60, logDirectory: stack.logDirectory, size: "426x240")
+        defer { publisher.stop(grace: 1) }
+        let base = "\(stack.playbackBase)/live/shop/live"
+        var variants: [(resolution: String, uri: String)] = []
+        #expect(await StorecastStack.eventually(timeout: .seconds(20)) {
+            variants = EndToEndTests.variants(await TestEnvironment.httpText("\(base)/master.m3u8"))
+            return !variants.isEmpty
+        }, "the show plays:\n\(stack.logs())")
+        for v in variants {
+            var playlist = ""
+            #expect(await StorecastStack.eventually(timeout: .seconds(10)) {
+                playlist = await TestEnvironment.httpText("\(base)/\(v.uri)")
+                return playlist.contains("#EXTINF")
+            })
+            #expect(!playlist.contains("#EXT-X-PART") && !playlist.contains("CAN-BLOCK-RELOAD"), "\(v.uri) lists whole segments only:\n\(playlist)")
+        }
+        // The publisher drops (killed: no unpublish) and does not come back.
+        let db = PostgresExecutor(conninfo: stack.database)
+        defer { db.shutdown() }
+        publisher.kill()
+        try await Task.sleep(for: .seconds(5))
+        let session = try await db.execute("SELECT end_reason FROM sessions ORDER BY id DESC LIMIT 1")
+        #expect(session.value(0, "end_reason") == "disconnected", "5 s after the drop the session ended (its window is 1 s, the ingest's 10 s): \(session.value(0, "end_reason") ?? "still open")")
+        _ = await stack.stop()
+    }
 }

@@ -50,6 +50,25 @@ import Testing
         let probed = Double(probe.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(abs(probed - seconds) < 0.5, "ffprobe's duration \(probed) matches the row's \(seconds)")
         #expect(await Self.recordings(stack, "unrecorded").isEmpty, "a stream without recording has no rows")
+
+        // Deleting it (issue 16): the row and its bytes of the tenant's storage go at once, and
+        // the packager that wrote the files removes them.
+        let id = try #require(row["id"] as? Int)
+        let storage = "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/storage"
+        #expect(String(decoding: await TestEnvironment.httpGet(storage)?.body ?? [], as: UTF8.self).contains(#""recordingsBytes":\#(row["bytes"] as? Int ?? -1)"#))
+        #expect(await TestEnvironment.http("DELETE", "\(api)/show/recordings/\(id)")?.status == 204)
+        #expect(await Self.recordings(stack, "show").isEmpty)
+        #expect(String(decoding: await TestEnvironment.httpGet(storage)?.body ?? [], as: UTF8.self).contains(#""recordingsBytes":0"#), "its bytes left the tenant's storage")
+        #expect(await StorecastStack.eventually(timeout: .seconds(15)) { !FileManager.default.fileExists(atPath: path) }, "the packager removed the files:\n\(stack.service("storecast-packager")?.log.suffix(2000) ?? "")")
+        #expect(FileManager.default.fileExists(atPath: dir.path + "/shop/show"), "only that recording's directory went")
+        #expect(await TestEnvironment.http("DELETE", "\(api)/show/recordings/\(id)")?.status == 404, "deleted once")
+        // A stream that is over can be deleted with its sessions; then it is gone.
+        var deleted: Int?
+        #expect(await StorecastStack.eventually(timeout: .seconds(15)) {
+            deleted = await TestEnvironment.http("DELETE", "\(api)/unrecorded")?.status
+            return deleted == 204  // 409 while it is still in its reconnect window
+        }, "\(deleted.map(String.init) ?? "no answer")")
+        #expect(await TestEnvironment.httpGet("\(api)/unrecorded")?.status == 404)
         _ = await stack.stop()
     }
 

@@ -107,6 +107,9 @@ import Testing
         "POST /v1/tenants/:tenant/streams": #"{"slug":"made-here"}"#,
         "GET /v1/tenants/:tenant/streams": nil,
         "GET /v1/tenants/:tenant/streams/:stream": nil,
+        "PATCH /v1/tenants/:tenant/streams/:stream": #"{"title":"Renamed","latencyMode":"standard","reconnectWindowSeconds":30}"#,
+        "DELETE /v1/tenants/:tenant/streams/:stream": nil,
+        "DELETE /v1/tenants/:tenant/streams/:stream/recordings/:recording": nil,
         "GET /v1/tenants/:tenant/streams/:stream/sessions": nil,
         "GET /v1/tenants/:tenant/streams/:stream/events": nil,
         "POST /v1/tenants/:tenant/streams/:stream/rotate-key": #"{"graceSeconds":0}"#,
@@ -143,6 +146,12 @@ import Testing
             #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"\#(tenant)"}"#, token: TestEnvironment.adminToken).status == 201)
             #expect(await api.call("POST", "/v1/tenants/\(tenant)/streams", json: #"{"slug":"show"}"#, token: TestEnvironment.adminToken).status == 201)
         }
+        // What B's DELETEs remove: a stream of its own, and a finished recording of its show.
+        #expect(await api.call("POST", "/v1/tenants/b/streams", json: #"{"slug":"spare"}"#, token: TestEnvironment.adminToken).status == 201)
+        let recording = try #require(try await api.db.execute("""
+            INSERT INTO recordings (stream_id, packager_node, state, bytes, ended_at)
+            SELECT s.id, 'packager-x', 'ready', 1000, now() FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = 'b' AND s.slug = 'show' RETURNING id
+            """).value(0, "id"))
         let all = ["streams:read", "streams:write", "playback:sign", "recordings", "webhooks", "highlights"]
         let keyA = try await api.key("a", scopes: all)
         let keyB = try await api.key("b", scopes: all)
@@ -155,8 +164,17 @@ import Testing
         }
         _ = try await api.db.execute("SELECT storecast_emit(id, 'stream.live', '{}'::jsonb) FROM tenants WHERE slug = 'b'")
         let delivery = try #require(try await api.db.execute("SELECT id FROM webhook_deliveries WHERE endpoint_id = $1", [endpoints[0]]).value(0, "id"))
+        // Its first attempt over (nothing listens there), its retry put off: no attempt is in
+        // flight when B replays it below (a replay refuses a delivery being sent).
+        #expect(await StorecastStack.eventually(timeout: .seconds(15)) {
+            let held = try? await api.db.execute(
+                "UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE id = $1 AND attempts >= 1 AND locked_until IS NULL RETURNING id", [delivery])
+            return held.map { !$0.isEmpty } ?? false
+        }, "the delivery's first attempt")
         func path(_ route: APIRoute, tenant: String) -> String {
-            route.path.replacingOccurrences(of: ":tenant", with: tenant).replacingOccurrences(of: ":stream", with: "show").replacingOccurrences(of: ":key", with: target.id)
+            let stream = route.method == .delete && route.path.hasSuffix(":stream") ? "spare" : "show"
+            return route.path.replacingOccurrences(of: ":tenant", with: tenant).replacingOccurrences(of: ":stream", with: stream).replacingOccurrences(of: ":key", with: target.id)
+                .replacingOccurrences(of: ":recording", with: recording)
                 .replacingOccurrences(of: ":endpoint", with: route.method == .delete ? endpoints[1] : endpoints[0]).replacingOccurrences(of: ":delivery", with: delivery)
         }
 
@@ -184,6 +202,72 @@ import Testing
             }
         }
         #expect(try await api.snapshot() != before, "tenant b's own key changed its things")
+    }
+
+    /// A stream's settings and deletion, as a golden table in order: each call's status and
+    /// what its answer says (or, after "!", must not say).
+    @Test func streamSettingsAndDeletionAsAGoldenTable() async throws {
+        let api = try await API()
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        for stream in ["live", "gone", "onair"] {
+            #expect(await api.call("POST", "/v1/tenants/shop/streams", json: #"{"slug":"\#(stream)"}"#, token: TestEnvironment.adminToken).status == 201)
+        }
+        #expect(await api.call("POST", "/v1/tenants/shop/ladder-profiles", json: #"{"name":"slim","rungs":[{"name":"360p","shortSide":360,"bitrate":400000}]}"#,
+                               token: TestEnvironment.adminToken).status == 201)
+        _ = try await api.db.execute("UPDATE streams SET status = 'live' WHERE slug = 'onair'")
+        let ids = try await api.db.execute("""
+            INSERT INTO recordings (stream_id, packager_node, state, error, bytes, ended_at)
+            SELECT s.id, 'packager-x', st, CASE WHEN st = 'failed' THEN 'disk full' END, 5000, now()
+            FROM streams s, unnest(ARRAY['ready', 'failed']) st WHERE s.slug = 'gone' ORDER BY st DESC RETURNING id
+            """)
+        let (ready, failed) = (try #require(ids.value(0, "id")), try #require(ids.value(1, "id")))
+        let writing = try #require(try await api.db.execute(
+            "INSERT INTO recordings (stream_id, packager_node) SELECT id, 'packager-x' FROM streams WHERE slug = 'live' RETURNING id").value(0, "id"))
+        let editor = try await api.key("shop", scopes: ["streams:read", "streams:write"])
+        let s = "/v1/tenants/shop/streams"
+        let table: [(method: String, path: String, body: String?, token: String?, status: Int, says: String)] = [
+            ("GET", "\(s)/live", nil, nil, 200, #""latencyMode":"low""#),
+            ("GET", "\(s)/live", nil, nil, 200, "!reconnectWindowSeconds"),
+            ("PATCH", "\(s)/live", #"{"title":"Friday drop"}"#, nil, 200, #""title":"Friday drop""#),
+            ("PATCH", "\(s)/live", #"{"latencyMode":"standard","reconnectWindowSeconds":30}"#, nil, 200, #""reconnectWindowSeconds":30"#),
+            ("GET", "\(s)/live", nil, nil, 200, #""latencyMode":"standard""#),
+            ("PATCH", "\(s)/live", #"{}"#, nil, 200, #""title":"Friday drop""#),
+            ("PATCH", "\(s)/live", #"{"reconnectWindowSeconds":null}"#, nil, 200, "!reconnectWindowSeconds"),
+            ("PATCH", "\(s)/live", #"{"ladderProfile":"slim"}"#, nil, 200, #""ladderProfile":"slim""#),
+            ("PATCH", "\(s)/live", #"{"ladderProfile":null,"visibility":"private"}"#, nil, 200, "!ladderProfile"),
+            ("GET", "\(s)/live", nil, nil, 200, #""visibility":"private""#),
+            ("PATCH", "\(s)/live", #"{"ladderProfile":"ghost"}"#, nil, 400, #""field":"ladderProfile""#),
+            ("PATCH", "\(s)/live", #"{"latencyMode":"ultra"}"#, nil, 400, #""field":"latencyMode""#),
+            ("PATCH", "\(s)/live", #"{"reconnectWindowSeconds":301}"#, nil, 400, #""field":"reconnectWindowSeconds""#),
+            ("PATCH", "\(s)/live", #"{"visibility":"secret"}"#, nil, 400, #""field":"visibility""#),
+            ("PATCH", "\(s)/live", #"{"title":5}"#, nil, 400, #""code":"bad_request""#),
+            ("PATCH", "\(s)/live", #"{"title":"\#(String(repeating: "x", count: 201))"}"#, nil, 400, #""field":"title""#),
+            ("PATCH", "\(s)/nope", #"{"title":"x"}"#, nil, 404, "no stream"),
+            ("PATCH", "\(s)/live", #"{"recording":true}"#, editor.text, 403, "recordings scope"),
+            ("PATCH", "\(s)/live", #"{"title":"By the editor"}"#, editor.text, 200, #""title":"By the editor""#),
+            ("PATCH", "\(s)/live", #"{"recording":true}"#, nil, 200, #""recording":true"#),
+            ("DELETE", "\(s)/live/recordings/\(writing)", nil, nil, 409, "still being written"),
+            ("DELETE", "\(s)/live", nil, nil, 409, "still being written"),
+            ("DELETE", "\(s)/onair", nil, nil, 409, "is live"),
+            ("DELETE", "\(s)/gone/recordings/\(ready)", nil, nil, 204, ""),
+            ("DELETE", "\(s)/gone/recordings/\(ready)", nil, nil, 404, "no recording"),
+            ("DELETE", "\(s)/live/recordings/\(failed)", nil, nil, 404, "no recording"),
+            ("DELETE", "\(s)/gone/recordings/x", nil, nil, 404, "no recording"),
+            ("GET", "/v1/tenants/shop/storage", nil, nil, 200, #""recordingsBytes":5000"#),
+            ("DELETE", "\(s)/gone", nil, editor.text, 204, ""),
+            ("GET", "\(s)/gone", nil, nil, 404, "no stream"),
+            ("GET", "/v1/tenants/shop/storage", nil, nil, 200, #""recordingsBytes":0"#),
+            ("DELETE", "\(s)/gone", nil, nil, 404, "no stream"),
+        ]
+        for (i, c) in table.enumerated() {
+            let r = await api.call(c.method, c.path, json: c.body, token: c.token ?? TestEnvironment.adminToken)
+            let says = c.says.hasPrefix("!") ? !r.body.contains(c.says.dropFirst()) : (c.says.isEmpty || r.body.contains(c.says))
+            #expect(r.status == c.status && says, "row \(i): \(c.method) \(c.path) \(c.body ?? "") → \(r.status) \(r.body)")
+        }
+        // The packager that wrote them is told to remove both deleted recordings' files, by name.
+        let queued = try await api.db.execute("SELECT string_agg(recording_id || ' ' || packager_node || ' ' || tenant || '/' || stream, ',' ORDER BY recording_id) AS q FROM recording_deletions")
+        #expect(queued.value(0, "q") == "\(ready) packager-x shop/gone,\(failed) packager-x shop/gone")
     }
 
     /// A key does only what its scopes say, and cannot make or revoke a key with more.

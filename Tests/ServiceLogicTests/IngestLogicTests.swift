@@ -224,6 +224,22 @@ import Testing
         #expect(table.claim(7, now: t0 + .seconds(11)) == .new)
     }
 
+    /// A stream's own reconnect window (PATCH reconnectWindowSeconds) replaces the ingest's, as
+    /// a table: (window, seconds until the publisher returns, resumed).
+    static let ownWindows: [(window: Duration?, back: Int, resumes: Bool)] = [
+        (nil, 10, true), (nil, 11, false), (.seconds(30), 25, true), (.seconds(30), 31, false), (.seconds(2), 3, false), (.zero, 1, false),
+    ]
+
+    @Test(arguments: ownWindows.indices)
+    func aStreamsOwnReconnectWindow(_ i: Int) {
+        let c = Self.ownWindows[i]
+        var table = LiveStreamTable(configuration: config)
+        table.publishing(7, sessionID: 70, owner: 1, remote: "a", now: t0)
+        _ = table.dropped(7, owner: 1, window: c.window, now: t0)
+        let claim = table.claim(7, now: t0 + .seconds(c.back))
+        #expect((claim == .resume(sessionID: 70, timeline: nil, gap: .seconds(c.back))) == c.resumes, "window \(c.window.map { "\($0)" } ?? "default"), back after \(c.back) s: \(claim)")
+    }
+
     @Test func liveConnectionIsBusyButASilentOneIsTakenOver() {
         var table = LiveStreamTable(configuration: config)
         table.publishing(7, sessionID: 70, owner: 1, remote: "10.0.0.1:5000", now: t0)

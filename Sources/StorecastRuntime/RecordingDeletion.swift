@@ -1,0 +1,81 @@
+import PostgresClient
+
+/// Deleting recordings and streams (issue 16). The rows go in one transaction, so the tenant's
+/// storage is freed at once; each recording's files are queued in `recording_deletions` for the
+/// packager that wrote them, which removes them (`pending`, then `done`). Calls block: use them
+/// on the database thread.
+public enum RecordingDeletion {
+    /// A recording whose files a packager is to remove: `root/tenant/stream/recordingID`.
+    public struct Pending: Sendable, Equatable {
+        public var recordingID: Int64
+        public var tenant: String
+        public var stream: String
+    }
+
+    public enum Outcome: Sendable, Equatable {
+        case deleted
+        case notFound
+        /// Still being written (a live session): it can be deleted once it is ready or failed.
+        case stillRecording
+        /// The stream is live or reconnecting.
+        case live
+    }
+
+    /// Deletes recording `id` of `tenant/stream` unless it is being written.
+    public static func deleteRecording(_ db: PostgresConnection, tenant: String, stream: String, id: Int64) throws -> Outcome {
+        try db.transaction {
+            let rows = try db.execute(
+                """
+                SELECT r.state FROM recordings r JOIN streams s ON s.id = r.stream_id JOIN tenants t ON t.id = s.tenant_id
+                WHERE t.slug = $1 AND s.slug = $2 AND r.id = $3::bigint FOR UPDATE OF r
+                """, [tenant, stream, String(id)])
+            guard let state = rows.value(0, "state") else { return .notFound }
+            guard state != "recording" else { return .stillRecording }
+            try queue(db, "r.id = $1::bigint", [String(id)])
+            try db.execute("DELETE FROM recordings WHERE id = $1::bigint", [String(id)])
+            return .deleted
+        }
+    }
+
+    /// Deletes stream `tenant/stream`, its sessions and its recordings, unless it is live or
+    /// reconnecting or a recording of it is being written (the publisher must stop first).
+    public static func deleteStream(_ db: PostgresConnection, tenant: String, stream: String) throws -> Outcome {
+        try db.transaction {
+            let rows = try db.execute(
+                "SELECT s.id, s.status FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 AND s.slug = $2 FOR UPDATE OF s", [tenant, stream])
+            guard let id = rows.int(0, "id") else { return .notFound }
+            guard !["live", "reconnecting"].contains(rows.value(0, "status") ?? "") else { return .live }
+            let writing = try db.execute("SELECT 1 FROM recordings WHERE stream_id = $1::bigint AND state = 'recording' LIMIT 1", [String(id)])
+            guard writing.isEmpty else { return .stillRecording }
+            try queue(db, "r.stream_id = $1::bigint", [String(id)])
+            try db.execute("DELETE FROM streams WHERE id = $1::bigint", [String(id)])  // sessions, recordings, leases cascade
+            return .deleted
+        }
+    }
+
+    /// Queues the files of the recordings matching `condition` (on `recordings r`).
+    private static func queue(_ db: PostgresConnection, _ condition: String, _ parameters: [String?]) throws {
+        try db.execute(
+            """
+            INSERT INTO recording_deletions (recording_id, packager_node, tenant, stream)
+            SELECT r.id, r.packager_node, t.slug, s.slug FROM recordings r JOIN streams s ON s.id = r.stream_id JOIN tenants t ON t.id = s.tenant_id
+            WHERE \(condition) ON CONFLICT DO NOTHING
+            """, parameters)
+    }
+
+    /// Up to `limit` recordings whose files `node` is to remove, oldest request first.
+    public static func pending(_ db: PostgresConnection, node: String, limit: Int = 100) throws -> [Pending] {
+        let rows = try db.execute(
+            "SELECT recording_id, tenant, stream FROM recording_deletions WHERE packager_node = $1 ORDER BY requested_at LIMIT $2::int", [node, String(limit)])
+        return (0..<rows.count).compactMap { i in
+            guard let id = rows.int(i, "recording_id"), let tenant = rows.value(i, "tenant"), let stream = rows.value(i, "stream") else { return nil }
+            return Pending(recordingID: id, tenant: tenant, stream: stream)
+        }
+    }
+
+    /// The files of these recordings are gone.
+    public static func done(_ db: PostgresConnection, _ ids: [Int64]) throws {
+        guard !ids.isEmpty else { return }
+        try db.execute("DELETE FROM recording_deletions WHERE recording_id = ANY(string_to_array($1, ',')::bigint[])", [ids.map(String.init).joined(separator: ",")])
+    }
+}

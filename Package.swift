@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
     ],
     targets: [
         // MARK: C system libraries
@@ -112,8 +113,9 @@ let package = Package(
         .target(
             name: "ControlPlane",
             dependencies: [
-                "StorecastRuntime", "PostgresClient", "StorecastWire",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "StorecastRuntime", "PostgresClient", "StorecastWire", "ConnectionBudget",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -167,7 +169,7 @@ let package = Package(
         .testTarget(
             name: "IngestChannelTests",
             dependencies: [
-                "Ingest", "RTMP", "StorecastWire", "StorecastTestSupport", "ZeroMQ",
+                "Ingest", "RTMP", "StorecastWire", "StorecastTestSupport", "ZeroMQ", "ConnectionBudget",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -39,28 +39,43 @@ extension ApplicationConfiguration {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with ``HTTPConnectionLimits``; `listener` names the cap in logs and metrics.
     public static func guardedHTTP1(limits: HTTPConnectionLimits, listener: String, logger: Logger) -> HTTPServerBuilder {
+        guarded(limits: limits, listener: listener, logger: logger) { responder, configuration in HTTP1Channel(responder: responder, configuration: configuration) }
+    }
+
+    /// An HTTP/1.1 channel of any kind (Hummingbird's, or one that can upgrade to WebSocket) with
+    /// ``HTTPConnectionLimits``: `channel` makes it from the responder and the HTTP/1.1
+    /// configuration that carries the limits' deadline and header budget.
+    public static func guarded<Base: HTTPChannelHandler>(
+        limits: HTTPConnectionLimits, listener: String, logger: Logger,
+        channel: @escaping @Sendable (@escaping HTTPChannelHandler.Responder, HTTP1Channel.Configuration) -> Base
+    ) -> HTTPServerBuilder {
         let cap = PerIPConnectionCap(maximumPerIP: limits.maximumConnectionsPerIP, listener: listener, logger: logger)
         let seconds = limits.idleTimeout.components
         let idle = TimeAmount.nanoseconds(seconds.seconds * 1_000_000_000 + seconds.attoseconds / 1_000_000_000)
         let configuration = HTTP1Channel.Configuration(
             idleTimeout: idle,
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maximumHeaderBytes, maxHeaderListSize: limits.maximumHeaderBytes, maxHeaderFieldCount: limits.maximumHeaderFields))
+        let tally = FirstRequestDeadline.Tally(listener: listener, logger: logger)
         return .init { responder in
-            GuardedHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: configuration), cap: cap)
+            GuardedHTTPChannel(base: channel(responder, configuration), cap: cap, headerDeadline: idle, tally: tally)
         }
     }
 }
 
-/// Hummingbird's HTTP1 channel with the per-IP cap as the connection's first handler.
-struct GuardedHTTP1Channel: HTTPChannelHandler {
-    typealias Value = HTTP1Channel.Value
-    let base: HTTP1Channel
+/// An HTTP channel with the per-IP cap as the connection's first handler, and the first
+/// request's header deadline next.
+struct GuardedHTTPChannel<Base: HTTPChannelHandler>: HTTPChannelHandler {
+    typealias Value = Base.Value
+    let base: Base
     let cap: PerIPConnectionCap
+    let headerDeadline: TimeAmount
+    let tally: FirstRequestDeadline.Tally
     var responder: HTTPChannelHandler.Responder { base.responder }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(cap.makeHandler())
+            try channel.pipeline.syncOperations.addHandler(FirstRequestDeadline(deadline: headerDeadline, tally: tally))
         }.flatMap { base.setup(channel: channel, logger: logger) }
     }
 

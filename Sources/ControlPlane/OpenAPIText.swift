@@ -437,12 +437,16 @@ paths:
         Public for a public stream; a private one needs `?token=` (a playback token). Any origin
         may read it. The first event is `state` ({tenant, stream, state, playable, sessionId});
         then each event's data is the same body its webhooks get. A client that reconnects with
-        `Last-Event-ID` gets what it missed. A comment line every 5 s keeps the connection alive.
+        `Last-Event-ID` (or `?lastEventId=`) gets what it missed. A comment line every 5 s keeps
+        the connection alive. The same URL (ws://) upgrades to a WebSocket that sends the same
+        events as text messages `{"id", "type", "data"}`, under the same access rule; the server
+        pings every 15 s.
       x-storecast-access: public
       security: []
       parameters:
         - {name: token, in: query, schema: {type: string}, description: A playback token, for a private stream.}
         - {name: Last-Event-ID, in: header, schema: {type: string}}
+        - {name: lastEventId, in: query, schema: {type: string}, description: The same as Last-Event-ID, for clients that cannot set headers (WebSocket).}
       responses:
         "200":
           description: The event stream; it stays open.

@@ -41,9 +41,10 @@ struct APICommand: AsyncParsableCommand {
         webhooks.allowInternalAddresses = webhookAllowPrivateNetworks
         webhooks.retryScale = max(0.0001, min(1, webhookRetryScale))
         webhooks.holdSeconds = webhookHoldSeconds
+        let catalog = StreamCatalog(database: database)
         let app = Application(
-            router: ControlAPI.router(catalog: StreamCatalog(database: database), adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: Set(trustedProxy), webhooks: webhooks, feed: feed),
-            server: .guardedHTTP1(limits: httpLimits, listener: "api-http", logger: logger),
+            router: ControlAPI.router(catalog: catalog, adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: Set(trustedProxy), webhooks: webhooks, feed: feed),
+            server: ControlAPI.server(limits: httpLimits, catalog: catalog, feed: feed, logger: logger),
             configuration: .guarded(host: httpHost, port: httpPort, serverName: "storecast-api", limits: httpLimits), logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "api", node: NodeIdentity.defaultNodeID(service: "api"), context: try ClusterKeys.context(option: zmqKeys, role: .api, logger: logger), logger: logger)
         let dispatcher = WebhookDispatcher(database: database, settings: webhooks, logger: logger)

@@ -3,7 +3,8 @@ import Testing
 
 /// Live status for players (issue 16): a page in headless Chromium, on another origin than the
 /// API, waits on the stream's Server-Sent Events instead of polling the playlist, and sees the
-/// show connect, become playable and end; a private stream's events need a playback token.
+/// show connect, become playable and end, over Server-Sent Events and over a WebSocket; a
+/// private stream's events need a playback token.
 @Suite(.serialized) struct EventStreamTests {
     @Test func aPageOnAnotherOriginSeesTheShowGoLiveAndEnd() async throws {
         let stack = try StorecastStack()
@@ -22,6 +23,9 @@ import Testing
             const es = new EventSource('\(api)/v1/tenants/shop/streams/live/events');
             for (const t of ['state', 'stream.connected', 'stream.live', 'stream.reconnecting', 'stream.ended'])
                 es.addEventListener(t, e => window.got.push({type: t, at: Date.now(), data: JSON.parse(e.data)}));
+            window.wsGot = [];
+            const ws = new WebSocket('ws://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/live/events');
+            ws.onmessage = m => { const x = JSON.parse(m.data); window.wsGot.push({type: x.type, id: x.id, data: x.data}); };
             (async () => {
                 while (!window.firstPart) {
                     try {
@@ -38,20 +42,24 @@ import Testing
             return true;
             """)
         let idle = await StorecastStack.eventually(timeout: .seconds(10)) {
-            ((try? await browser.evaluate("return window.got.length")) as? NSNumber)?.intValue ?? 0 >= 1
+            ((try? await browser.evaluate("return Math.min(window.got.length, window.wsGot.length)")) as? NSNumber)?.intValue ?? 0 >= 1
         }
-        #expect(idle, "the page gets the stream's state at once")
+        #expect(idle, "the page gets the stream's state at once, on both")
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory, size: "426x240")
         defer { publisher.stop(grace: 1) }
         let ended = await StorecastStack.eventually(timeout: .seconds(45)) {
-            ((try? await browser.evaluate("return window.got.some(e => e.type === 'stream.ended')")) as? Bool) ?? false
+            ((try? await browser.evaluate("return [window.got, window.wsGot].every(g => g.some(e => e.type === 'stream.ended'))")) as? Bool) ?? false
         }
-        let json = (try? await browser.evaluate("return JSON.stringify({got: window.got, firstPart: window.firstPart})")) as? String ?? "{}"
-        await browser.close()
+        let json = (try? await browser.evaluate("return JSON.stringify({got: window.got, wsGot: window.wsGot, firstPart: window.firstPart})")) as? String ?? "{}"
         #expect(ended, "the page saw the show end: \(json)\n\(stack.service("storecast-api")?.log.suffix(2000) ?? "")")
         let seen = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let got = seen["got"] as? [[String: Any]] ?? []
         #expect(got.map { $0["type"] as? String ?? "" } == ["state", "stream.connected", "stream.live", "stream.ended"], "in the order of the show: \(got)")
+        // The WebSocket carries the same events, with their ids, and the same bodies.
+        let wsGot = seen["wsGot"] as? [[String: Any]] ?? []
+        #expect(wsGot.map { $0["type"] as? String ?? "" } == ["state", "stream.connected", "stream.live", "stream.ended"], "over the WebSocket: \(wsGot)")
+        #expect(wsGot.dropFirst().allSatisfy { ($0["id"] as? Int ?? 0) > 0 } && (wsGot.first?["data"] as? [String: Any])?["playable"] as? Bool == false, "\(wsGot)")
+        #expect(((wsGot.last?["data"] as? [String: Any])?["data"] as? [String: Any])?["reason"] as? String == ((got.last?["data"] as? [String: Any])?["data"] as? [String: Any])?["reason"] as? String)
         #expect((got.first?["data"] as? [String: Any])?["playable"] as? Bool == false, "not playable before the show")
         if let live = got.first(where: { $0["type"] as? String == "stream.live" })?["at"] as? Double, let part = seen["firstPart"] as? Double {
             // A figure, not a pass mark: how long after the page itself could see the first part.
@@ -71,6 +79,23 @@ import Testing
         let token = try #require(minted.firstMatch(of: /"token":"([^"]+)"/).map { String($0.1) }, "\(minted)")
         let allowed = try await ServiceProcess.run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-i", "--max-time", "2", events + "?token=\(token)"])
         #expect(allowed.output.contains("HTTP/1.1 200") && allowed.output.contains("text/event-stream") && allowed.output.contains("event: state"), "\(allowed.output)")
+        // And so does its WebSocket: refused without the token, open with it.
+        _ = try await browser.evaluate("""
+            window.wsSecret = {};
+            for (const [name, query] of [['none', ''], ['token', '?token=\(token)']]) {
+                const w = new WebSocket('ws://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/secret/events' + query);
+                w.onmessage = m => { window.wsSecret[name] = JSON.parse(m.data).type; };
+                w.onerror = () => { if (!window.wsSecret[name]) window.wsSecret[name] = 'refused'; };
+            }
+            return true;
+            """)
+        var secret: [String: String] = [:]
+        _ = await StorecastStack.eventually(timeout: .seconds(10)) {
+            secret = ((try? await browser.evaluate("return window.wsSecret")) as? [String: String]) ?? [:]
+            return secret.count == 2
+        }
+        await browser.close()
+        #expect(secret == ["none": "refused", "token": "state"], "\(secret)")
         _ = await stack.stop()
     }
 }

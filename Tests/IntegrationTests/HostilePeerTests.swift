@@ -312,12 +312,19 @@ import Testing
         }
         let stack = try StorecastStack()
         _ = try await stack.provisionStream(tenant: "shop", stream: "live")
-        try stack.start()
+        try stack.start(apiArguments: ["--http-idle-timeout", "2"])
         try await stack.waitUntilReady()
         let url = "http://127.0.0.1:\(stack.apiPort)/v1/streams"
         #expect(await TestEnvironment.http("GET", url, token: nil)?.status == 401)
         #expect(await TestEnvironment.http("GET", url, token: "wrong-token-wrong-token-wrong")?.status == 401)
         #expect(await TestEnvironment.http("GET", url)?.status == 200)
+        // Its server can upgrade to WebSocket (a stream's events), whose first request has its
+        // own header deadline: a slowloris there is closed too, also one asking for an upgrade.
+        for head in ["GET /v1/streams HTTP/1.1\r\nHost: x\r\n", "GET /v1/tenants/shop/streams/live/events HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"] {
+            let slow = try HostilePeer.Connection(port: stack.apiPort)
+            slow.write(Array(head.utf8))
+            #expect(slow.closedByServer(within: 5), "a half-sent request to the API is closed after the header deadline: \(head)")
+        }
         _ = await stack.stop()
     }
 }

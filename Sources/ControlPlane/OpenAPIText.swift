@@ -379,7 +379,7 @@ paths:
     get:
       operationId: getStream
       tags: [streams]
-      summary: One stream, its live state and its open session.
+      summary: One stream, its live state, its open session and, while live, its health, renditions and viewers.
       x-storecast-access: tenant:streams:read
       responses:
         "200":
@@ -432,7 +432,7 @@ paths:
     get:
       operationId: streamEvents
       tags: [streams]
-      summary: Server-Sent Events of the stream - a state event, then stream.connected, stream.live, stream.reconnecting, stream.ended as they happen.
+      summary: Server-Sent Events of the stream - a state event, then stream.connected, stream.live, stream.reconnecting, stream.health_changed, stream.ended as they happen.
       description: |
         Public for a public stream; a private one needs `?token=` (a playback token). Any origin
         may read it. The first event is `state` ({tenant, stream, state, playable, sessionId});
@@ -997,6 +997,34 @@ components:
         origin: {type: string, description: The packager node it plays from, when placed.}
         createdAt: {type: string, format: date-time}
         session: {$ref: "#/components/schemas/Session"}
+        health:
+          type: object
+          description: While live - how the stream looks to its viewers, as its packager judged it last (stream.health_changed carries the same).
+          required: [state, reasons, changedAt]
+          properties:
+            state: {type: string, enum: [healthy, degraded, unhealthy]}
+            reasons:
+              type: array
+              items:
+                type: object
+                required: [code, message]
+                properties:
+                  code: {type: string, enum: [stalled, video_missing, low_frame_rate, sparse_keyframes]}
+                  message: {type: string}
+            changedAt: {type: string}
+        renditions:
+          type: array
+          description: While live - the renditions its players get, largest first, then audio.
+          items:
+            type: object
+            required: [name, codec]
+            properties:
+              name: {type: string}
+              codec: {type: string}
+              width: {type: integer}
+              height: {type: integer}
+              bitrate: {type: integer}
+        viewers: {type: integer, minimum: 0, description: While live - viewers in the last 30 s, as its packager counts them.}
     Recording:
       type: object
       required: [id, tenant, stream, packagerNode, path, state, bytes, startedAt]
@@ -1014,7 +1042,7 @@ components:
         endedAt: {type: string}
     EventType:
       type: string
-      enum: [stream.connected, stream.live, stream.reconnecting, stream.ended, recording.ready, recording.failed]
+      enum: [stream.connected, stream.live, stream.reconnecting, stream.ended, stream.health_changed, recording.ready, recording.failed]
     WebhookEndpoint:
       type: object
       required: [id, tenant, url, description, eventTypes, createdAt]

@@ -118,6 +118,8 @@ public final class PackagerService: Service, Sendable {
         var saveCursors: (@Sendable ([PackageCursor]) -> Void)?
         var dropCursors: (@Sendable (String) -> Void)?
         var onLive: (@Sendable (Int64, Int64) -> Void)?
+        var onHealth: (@Sendable (StreamHealth.Report) -> Void)?
+        var onRenditions: (@Sendable (Int64, Int64, [StreamLiveStatus.Rendition]) -> Void)?
         if let writes {
             let node = config.node
             // Rewritten every second: only the latest matters while the database is away.
@@ -129,15 +131,28 @@ public final class PackagerService: Service, Sendable {
                     try WebhookOutbox.streamEvent($0, "stream.live", streamID: streamID, sessionID: sessionID, once: "stream.live \(sessionID)")
                 }
             }
+            // Health, with stream.health_changed, and renditions: the stream's live status.
+            onHealth = { report in
+                writes.record("stream health") {
+                    try StreamLiveStatus.setHealth($0, streamID: report.streamID, sessionID: report.sessionID, health: report.state.rawValue,
+                                                   reasons: report.reasons.map { .init(code: $0.code, message: $0.message) })
+                }
+            }
+            onRenditions = { streamID, sessionID, renditions in
+                writes.record("stream renditions", key: "renditions \(streamID)") { try StreamLiveStatus.setRenditions($0, streamID: streamID, sessionID: sessionID, renditions) }
+            }
         }
         let writeCursors = saveCursors
         let forgetCursors = dropCursors
         let reportLive = onLive
+        let reportHealth = onHealth
+        let reportRenditions = onRenditions
         let pipeline = try ZMQActor<Never>(name: "packager", tickInterval: .seconds(1), onError: { error in
             logger.error("packaging error", metadata: ["error": "\(error)"])
         }) {
             try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, chunkTarget: config.partTarget == nil ? 0 : config.chunkTarget, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention,
-                                  resume: served, saveCursors: writeCursors, forgetCursors: forgetCursors, onLive: reportLive, leaseKey: config.leaseKey, leaseClockSkew: config.leaseClockSkew, logger: logger)
+                                  resume: served, saveCursors: writeCursors, forgetCursors: forgetCursors, onLive: reportLive, leaseKey: config.leaseKey, leaseClockSkew: config.leaseClockSkew,
+                                  onHealth: reportHealth, onRenditions: reportRenditions, logger: logger)
         }
         defer { pipeline.stop() }
         var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)
@@ -168,10 +183,12 @@ public final class PackagerService: Service, Sendable {
         }
         defer { registration.cancel() }
         // Viewer gauges every 5 s, for as long as the origin serves.
-        let reporter = Task { [viewers] in
+        let reporter = Task { [viewers, writes] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(5))
-                viewers.report()
+                let counts = viewers.report()
+                // And in each stream's live status (only the latest matters while the database is away).
+                if !counts.isEmpty { writes?.record("stream viewers", key: "viewers") { try StreamLiveStatus.setViewers($0, counts) } }
             }
         }
         defer { reporter.cancel() }

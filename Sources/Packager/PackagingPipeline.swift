@@ -31,6 +31,13 @@ final class PackagingPipeline: ZMQActorBody {
     private let forgetCursors: (@Sendable (String) -> Void)?
     /// A session's first playable part (stream id, session id): the `stream.live` event.
     private let onLive: (@Sendable (Int64, Int64) -> Void)?
+    /// A stream's health changed (``StreamHealth``): `stream.health_changed` and its live status.
+    private let onHealth: (@Sendable (StreamHealth.Report) -> Void)?
+    /// A session's renditions changed (stream id, session id, renditions): its live status.
+    private let onRenditions: (@Sendable (Int64, Int64, [StreamLiveStatus.Rendition]) -> Void)?
+    private var health = StreamHealth()
+    private var renditionsReported: [Int64: (session: Int64, renditions: [StreamLiveStatus.Rendition])] = [:]
+    private let healthChanges = Counter(label: "storecast_packager_health_changes_total")
     /// Streams started here whose first part is not out yet, by key: (stream id, session id).
     private var awaitingLive: [String: (streamID: Int64, sessionID: Int64)] = [:]
     /// Resumptions not claimed within this long after start belong to shows that did not come back.
@@ -59,7 +66,11 @@ final class PackagingPipeline: ZMQActorBody {
     init(context: ZMQContext, bindEndpoint: String, store: PackageStore, targetDuration: Double, partTarget: Double, chunkTarget: Double, windowSegments: Int, recorder: Recorder?, dvr: DVRArchive?, dvrWindow: Double, endedRetention: Duration = .seconds(120),
          resume: [PackageCursor] = [], saveCursors: (@Sendable ([PackageCursor]) -> Void)? = nil,
          forgetCursors: (@Sendable (String) -> Void)? = nil, onLive: (@Sendable (Int64, Int64) -> Void)? = nil, leaseKey: LeaseTicketKey? = nil,
-         leaseClockSkew: Duration = LeaseTicketKey.defaultClockSkewAllowance, logger: Logger) throws {
+         leaseClockSkew: Duration = LeaseTicketKey.defaultClockSkewAllowance,
+         onHealth: (@Sendable (StreamHealth.Report) -> Void)? = nil, onRenditions: (@Sendable (Int64, Int64, [StreamLiveStatus.Rendition]) -> Void)? = nil,
+         logger: Logger) throws {
+        self.onHealth = onHealth
+        self.onRenditions = onRenditions
         admission = MediaAdmission(clockSkewAllowance: leaseClockSkew)
         self.onLive = onLive
         self.leaseKey = leaseKey
@@ -91,6 +102,13 @@ final class PackagingPipeline: ZMQActorBody {
         }
         if !resumptions.isEmpty, now > resumptionDeadline { resumptions = [:] }
         admission.expire(now: now)
+        for report in health.evaluate(now: now) {
+            healthChanges.increment()
+            let key = packager.key(of: report.streamID) ?? "\(report.streamID)"
+            let metadata: Logger.Metadata = ["stream": "\(key)", "session": "\(report.sessionID)", "health": "\(report.state.rawValue)", "reasons": "\(report.reasons.map(\.message))"]
+            if report.state == .healthy { logger.info("stream health changed", metadata: metadata) } else { logger.warning("stream health changed", metadata: metadata) }
+            onHealth?(report)
+        }
         for action in lifecycle.tick(now: now, heard: packager.takeHeard()) {
             switch action {
             case .end(let id, let reason):
@@ -186,16 +204,29 @@ final class PackagingPipeline: ZMQActorBody {
         let actions = packager.announce(a, listed: listed, resumption: package == nil ? resumptions[key] : nil, wallClock: Date())
         if actions.contains(where: { if case .started = $0 { true } else { false } }) { awaitingLive[key] = (a.streamID, a.sessionID) }
         carryOut(actions)
+        health.announce(streamID: a.streamID, sessionID: a.sessionID, videoTracks: a.tracks.filter { $0.kind == .video }.map(\.trackID),
+                        audioTracks: a.tracks.filter { $0.kind == .audio }.map(\.trackID), now: .now)
+        let renditions = a.tracks.sorted { ($0.kind == .video ? 0 : 1, -Int($0.height)) < ($1.kind == .video ? 0 : 1, -Int($1.height)) }.map { t in
+            StreamLiveStatus.Rendition(name: t.name, codec: t.codec, width: t.kind == .video ? Int(t.width) : nil, height: t.kind == .video ? Int(t.height) : nil,
+                                       bitrate: t.bitrate > 0 ? Int(t.bitrate) : nil)
+        }
+        if renditionsReported[a.streamID].map({ $0.session != a.sessionID || $0.renditions != renditions }) ?? true {
+            renditionsReported[a.streamID] = (a.sessionID, renditions)
+            onRenditions?(a.streamID, a.sessionID, renditions)
+        }
     }
 
     private func unit(_ u: AccessUnit) {
         guard let actions = packager.unit(u, wallClock: { Date() }) else { return }
+        health.unit(streamID: u.streamID, track: u.trackID, keyframe: u.isKeyframe, now: .now)
         unitsCounter.increment()
         carryOut(actions)
     }
 
     private func end(_ e: StreamEnd, at now: ContinuousClock.Instant) {
         let actions = packager.end(e)
+        health.ended(streamID: e.streamID)
+        renditionsReported[e.streamID] = nil
         guard !actions.isEmpty else { return }
         lifecycle.ended(e.streamID, at: now)
         carryOut(actions)

@@ -43,6 +43,19 @@ public enum StreamDirectory {
         public var createdAt: String
         /// The open session while live or reconnecting.
         public var session: Session?
+        /// While live: how the stream looks to its viewers, as its packager judged it last.
+        public var health: Health?
+        /// While live: the renditions its players get, largest first, then audio.
+        public var renditions: [StreamLiveStatus.Rendition]?
+        /// While live: viewers in the last 30 s, as its packager counts them.
+        public var viewers: Int?
+    }
+
+    public struct Health: Sendable, Codable, Equatable {
+        /// `healthy | degraded | unhealthy`.
+        public var state: String
+        public var reasons: [StreamLiveStatus.Reason]
+        public var changedAt: String
     }
 
     /// Up to `limit` streams of `tenant` after id `after`, optionally in one state.
@@ -132,6 +145,9 @@ public enum StreamDirectory {
     private static let streamColumns = """
         s.id, t.slug AS tenant, s.slug, s.title, s.status, s.visibility, s.record, lp.name AS ladder_profile, s.latency_mode, s.reconnect_window_seconds,
         s.key_prefix, s.origin_node, \(SQLTime.utc("s.created_at")) AS created_at,
+        CASE WHEN s.health_session = x.id THEN s.health END AS health, s.health_reasons::text AS health_reasons, \(SQLTime.utc("s.health_changed_at")) AS health_changed_at,
+        CASE WHEN s.renditions_session = x.id THEN s.renditions::text END AS renditions,
+        CASE WHEN x.id IS NOT NULL THEN CASE WHEN s.viewers_at > now() - interval '1 minute' THEN s.viewers ELSE 0 END END AS viewers,
         \(sessionColumns("x", prefix: "session_"))
         """
 
@@ -149,6 +165,12 @@ public enum StreamDirectory {
                ladderProfile: rows.value(i, "ladder_profile"), latencyMode: rows.value(i, "latency_mode") ?? "low",
                reconnectWindowSeconds: rows.int(i, "reconnect_window_seconds").map(Int.init),
                keyPrefix: rows.value(i, "key_prefix") ?? "", origin: rows.value(i, "origin_node"), createdAt: rows.value(i, "created_at") ?? "",
-               session: rows.value(i, "session_id") == nil ? nil : session(rows, i, prefix: "session_"))
+               session: rows.value(i, "session_id") == nil ? nil : session(rows, i, prefix: "session_"),
+               health: rows.value(i, "health").map { state in
+                   Health(state: state, reasons: (try? JSONDecoder().decode([StreamLiveStatus.Reason].self, from: Data((rows.value(i, "health_reasons") ?? "[]").utf8))) ?? [],
+                          changedAt: rows.value(i, "health_changed_at") ?? "")
+               },
+               renditions: rows.value(i, "renditions").flatMap { try? JSONDecoder().decode([StreamLiveStatus.Rendition].self, from: Data($0.utf8)) },
+               viewers: rows.int(i, "viewers").map(Int.init))
     }
 }

@@ -9,7 +9,7 @@ import PostgresClient
 /// `stream`, `streamId`, `sessionId` and the event's own fields.
 public enum WebhookOutbox {
     public static let eventTypes = [
-        "stream.connected", "stream.live", "stream.reconnecting", "stream.ended",
+        "stream.connected", "stream.live", "stream.reconnecting", "stream.ended", "stream.health_changed",
         "recording.ready", "recording.failed",
     ]
 

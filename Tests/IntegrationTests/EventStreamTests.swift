@@ -45,7 +45,7 @@ import Testing
             ((try? await browser.evaluate("return Math.min(window.got.length, window.wsGot.length)")) as? NSNumber)?.intValue ?? 0 >= 1
         }
         #expect(idle, "the page gets the stream's state at once, on both")
-        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory, size: "426x240")
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 10, logDirectory: stack.logDirectory, size: "426x240")
         defer { publisher.stop(grace: 1) }
         let ended = await StorecastStack.eventually(timeout: .seconds(45)) {
             ((try? await browser.evaluate("return [window.got, window.wsGot].every(g => g.some(e => e.type === 'stream.ended'))")) as? Bool) ?? false
@@ -55,9 +55,12 @@ import Testing
         let seen = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let got = seen["got"] as? [[String: Any]] ?? []
         #expect(got.map { $0["type"] as? String ?? "" } == ["state", "stream.connected", "stream.live", "stream.ended"], "in the order of the show: \(got)")
-        // The WebSocket carries the same events, with their ids, and the same bodies.
+        // The WebSocket carries the same events, with their ids, and the same bodies, and the
+        // stream's health once it could be judged (the page's EventSource did not listen for it).
         let wsGot = seen["wsGot"] as? [[String: Any]] ?? []
-        #expect(wsGot.map { $0["type"] as? String ?? "" } == ["state", "stream.connected", "stream.live", "stream.ended"], "over the WebSocket: \(wsGot)")
+        #expect(wsGot.map { $0["type"] as? String ?? "" }.filter { $0 != "stream.health_changed" } == ["state", "stream.connected", "stream.live", "stream.ended"], "over the WebSocket: \(wsGot)")
+        let healthy = wsGot.first { $0["type"] as? String == "stream.health_changed" }.flatMap { ($0["data"] as? [String: Any])?["data"] as? [String: Any] }
+        #expect(healthy?["health"] as? String == "healthy" && healthy?["reasons"] as? [Any] != nil, "the show's health: \(wsGot)")
         #expect(wsGot.dropFirst().allSatisfy { ($0["id"] as? Int ?? 0) > 0 } && (wsGot.first?["data"] as? [String: Any])?["playable"] as? Bool == false, "\(wsGot)")
         #expect(((wsGot.last?["data"] as? [String: Any])?["data"] as? [String: Any])?["reason"] as? String == ((got.last?["data"] as? [String: Any])?["data"] as? [String: Any])?["reason"] as? String)
         #expect((got.first?["data"] as? [String: Any])?["playable"] as? Bool == false, "not playable before the show")

@@ -71,11 +71,34 @@ import Testing
         let (stack, publisher, watcher, master) = (show.stack, show.publisher, show.watcher, show.master)
         #expect(watcher.renditions.count == 4, "720p, 480p, 360p and audio: \(watcher.renditions)")
         try await Task.sleep(for: .seconds(6))
+        // The stream's live status (issue 16): healthy, its renditions, its viewers (the watcher).
+        let status = "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/stall"
+        func live() async -> [String: Any] {
+            let body = await TestEnvironment.httpGet(status)?.body ?? []
+            return (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:]
+        }
+        func health(_ stream: [String: Any]) -> String? { (stream["health"] as? [String: Any])?["state"] as? String }
+        var before: [String: Any] = [:]
+        #expect(await StorecastStack.eventually(timeout: .seconds(10)) {
+            before = await live()
+            return health(before) == "healthy" && (before["viewers"] as? Int ?? 0) >= 1
+        }, "healthy and watched: \(before)")
+        let names = (before["renditions"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(Set(names).isSuperset(of: ["720p", "480p", "360p", "audio"]) && (before["renditions"] as? [[String: Any]])?.first?["height"] as? Int == 720, "\(before)")
         var windows: [(name: String, range: ClosedRange<Double>, bound: Double)] = []
+        var during: [String: Any] = [:]
         for stall in [3, 8] {
             let from = watcher.elapsed
             kill(publisher.process.processIdentifier, SIGSTOP)
-            try await Task.sleep(for: .seconds(stall))
+            let resume = ContinuousClock.now + .seconds(stall)
+            if stall == 8 {
+                // Stalled 4 s, the stream is unhealthy, and says why.
+                _ = await StorecastStack.eventually(timeout: .seconds(7)) {
+                    during = await live()
+                    return health(during) == "unhealthy"
+                }
+            }
+            try await Task.sleep(until: resume)
             kill(publisher.process.processIdentifier, SIGCONT)
             try await Task.sleep(for: .seconds(10))
             windows.append(("SIGSTOP \(stall) s", from...watcher.elapsed, Double(stall) + Self.segment))
@@ -88,6 +111,15 @@ import Testing
         let after = await TestEnvironment.httpText(master)
         #expect(EndToEndTests.variants(after).count == 3, "every rung still listed: \(after)")
         #expect(publisher.isRunning, "the publisher kept publishing: \(publisher.log)")
+        #expect(health(during) == "unhealthy" && ((during["health"] as? [String: Any])?["reasons"] as? [[String: Any]])?.first?["code"] as? String == "stalled",
+                "unhealthy during the 8 s stall: \(during)")
+        #expect(health(await live()) == "healthy", "healthy again after it")
+        // Webhooks and the events route got each change, in order.
+        let db = PostgresExecutor(conninfo: stack.database)
+        defer { db.shutdown() }
+        let rows = try await db.execute("SELECT body::jsonb->'data'->>'health' AS health FROM webhook_events WHERE type = 'stream.health_changed' ORDER BY id")
+        let changes = (0..<rows.count).compactMap { rows.value($0, "health") }
+        #expect(changes.first == "healthy" && changes.contains("unhealthy") && changes.last == "healthy", "stream.health_changed: \(changes)")
         _ = await stack.stop()
     }
 

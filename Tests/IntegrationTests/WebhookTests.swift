@@ -115,8 +115,12 @@ import Testing
         let requests = receiver.requests.filter { $0["answer"] as? String != "holding" }
         #expect(redelivered, "sent again after the restart: \(receiver.requests)")
         #expect(Set(requests.compactMap { $0["id"] as? String }).count == 1 && requests.allSatisfy { $0["type"] as? String == "stream.ended" }, "one message by id: \(requests)")
-        let state = try await api.db.execute("SELECT state FROM webhook_deliveries")
-        #expect(state.value(0, "state") == "delivered", "\(state.rows)")
+        // The receiver logs its answer before the API has written it down.
+        var state: String?
+        #expect(await StorecastStack.eventually(timeout: .seconds(5)) {
+            state = try? await api.db.execute("SELECT state FROM webhook_deliveries").value(0, "state")
+            return state == "delivered"
+        }, "\(state ?? "no delivery")")
 
         // 410 Gone: the endpoint is turned off, with the reason.
         let gone = try await Self.endpoint(api.base, tenant: "shop", url: "http://127.0.0.1:\(receiver.port)/gone")

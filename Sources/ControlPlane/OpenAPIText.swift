@@ -89,6 +89,39 @@ paths:
             application/json:
               schema: {$ref: "#/components/schemas/Tenant"}
         default: {$ref: "#/components/responses/Error"}
+    patch:
+      operationId: updateTenant
+      tags: [tenants]
+      summary: Change a tenant's name and quotas (absent fields stay; a lower quota applies to what starts next).
+      x-storecast-access: operator
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              properties:
+                name: {type: string, minLength: 1, maxLength: 200}
+                maxConcurrentStreams: {type: integer, minimum: 0, maximum: 100000}
+                storageQuotaBytes: {type: integer, minimum: 0, maximum: 1125899906842624}
+                maxSourceShortSide: {type: integer, minimum: 144, maximum: 4320}
+                maxSourceFrameRate: {type: number, minimum: 1, maximum: 240}
+      responses:
+        "200":
+          description: The tenant as it is now.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Tenant"}
+        default: {$ref: "#/components/responses/Error"}
+    delete:
+      operationId: deleteTenant
+      tags: [tenants]
+      summary: Delete a tenant with its streams, sessions, recordings, keys, profiles and webhooks (409 while one of its shows is on - suspend it first).
+      x-storecast-access: operator
+      responses:
+        "204": {description: Deleted; its recordings' files are removed by the packagers that wrote them within seconds.}
+        default: {$ref: "#/components/responses/Error"}
   /v1/tenants/{tenant}/suspend:
     parameters: [{$ref: "#/components/parameters/tenant"}]
     post:

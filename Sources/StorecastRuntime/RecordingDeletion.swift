@@ -53,6 +53,11 @@ public enum RecordingDeletion {
         }
     }
 
+    /// Queues the files of every recording of tenant `id` (the tenant is being deleted).
+    static func queueFiles(_ db: PostgresConnection, ofTenant id: Int64) throws {
+        try queue(db, "s.tenant_id = $1::bigint", [String(id)])
+    }
+
     /// Queues the files of the recordings matching `condition` (on `recordings r`).
     private static func queue(_ db: PostgresConnection, _ condition: String, _ parameters: [String?]) throws {
         try db.execute(

@@ -34,6 +34,73 @@ public enum TenantStore {
             [slug, suspended ? "true" : "false"]).affected > 0
     }
 
+    /// What an operator's `PATCH` of a tenant changes: its name and quotas; absent fields stay.
+    public struct Change: Sendable, Equatable, Decodable {
+        public var name: String?
+        public var maxConcurrentStreams: Int?
+        public var storageQuotaBytes: Int64?
+        public var maxSourceShortSide: Int?
+        public var maxSourceFrameRate: Double?
+
+        public init(name: String? = nil, maxConcurrentStreams: Int? = nil, storageQuotaBytes: Int64? = nil, maxSourceShortSide: Int? = nil, maxSourceFrameRate: Double? = nil) {
+            self.name = name
+            self.maxConcurrentStreams = maxConcurrentStreams
+            self.storageQuotaBytes = storageQuotaBytes
+            self.maxSourceShortSide = maxSourceShortSide
+            self.maxSourceFrameRate = maxSourceFrameRate
+        }
+
+        /// The first field out of range, with what it must be; nil when every field is valid.
+        public func problem() -> (field: String, message: String)? {
+            if let name, name.isEmpty || name.count > 200 { return ("name", "name must be 1 to 200 characters") }
+            if let n = maxConcurrentStreams, !(0...100_000).contains(n) { return ("maxConcurrentStreams", "maxConcurrentStreams must be from 0 to 100000") }
+            if let b = storageQuotaBytes, !(0...(1 << 50)).contains(b) { return ("storageQuotaBytes", "storageQuotaBytes must be from 0 to \(1 << 50)") }
+            if let side = maxSourceShortSide, !(144...4320).contains(side) { return ("maxSourceShortSide", "maxSourceShortSide must be from 144 to 4320") }
+            if let fps = maxSourceFrameRate, !(1...240).contains(fps) { return ("maxSourceFrameRate", "maxSourceFrameRate must be from 1 to 240") }
+            return nil
+        }
+    }
+
+    /// Changes a tenant's name and quotas; nil when there is no such tenant.
+    public static func update(_ db: PostgresConnection, slug: String, _ change: Change) throws -> Row? {
+        try db.execute(
+            """
+            UPDATE tenants SET name = coalesce($2, name), max_concurrent_streams = coalesce($3::int, max_concurrent_streams),
+                storage_quota_bytes = coalesce($4::bigint, storage_quota_bytes), max_source_short_side = coalesce($5::int, max_source_short_side),
+                max_source_frame_rate = coalesce($6::double precision, max_source_frame_rate)
+            WHERE slug = $1
+            """, [slug, change.name, change.maxConcurrentStreams.map(String.init), change.storageQuotaBytes.map(String.init),
+                  change.maxSourceShortSide.map(String.init), change.maxSourceFrameRate.map { String($0) }])
+        return try find(db, slug: slug)
+    }
+
+    public enum Deletion: Sendable, Equatable {
+        case deleted
+        case notFound
+        /// A stream is live or reconnecting, or a recording is being written.
+        case busy(String)
+    }
+
+    /// Deletes a tenant with everything it has (streams, sessions, recordings, keys, profiles,
+    /// webhooks), unless one of its shows is on; its recordings' files are queued for the
+    /// packagers that wrote them (``RecordingDeletion``).
+    public static func delete(_ db: PostgresConnection, slug: String) throws -> Deletion {
+        try db.transaction {
+            let rows = try db.execute(
+                """
+                SELECT t.id, (SELECT count(*) FROM streams s WHERE s.tenant_id = t.id AND s.status IN ('live', 'reconnecting')) AS live,
+                       (SELECT count(*) FROM recordings r JOIN streams s ON s.id = r.stream_id WHERE s.tenant_id = t.id AND r.state = 'recording') AS writing
+                FROM tenants t WHERE t.slug = $1 FOR UPDATE OF t
+                """, [slug])
+            guard let id = rows.int(0, "id") else { return .notFound }
+            if let live = rows.int(0, "live"), live > 0 { return .busy("\(live) of its streams are live") }
+            if let writing = rows.int(0, "writing"), writing > 0 { return .busy("\(writing) of its recordings are being written") }
+            try RecordingDeletion.queueFiles(db, ofTenant: id)
+            try db.execute("DELETE FROM tenants WHERE id = $1::bigint", [String(id)])
+            return .deleted
+        }
+    }
+
     private static let columns = """
         t.slug, t.name, t.max_concurrent_streams, t.storage_quota_bytes, t.max_source_short_side, t.max_source_frame_rate,
         \(SQLTime.utc("t.suspended_at")) AS suspended_at,

@@ -99,6 +99,7 @@ import Testing
     static let examples: [String: String?] = [
         "GET /v1/streams": nil, "GET /v1/leases": nil, "GET /v1/tenants": nil, "POST /v1/tenants": #"{"slug":"newcomer"}"#,
         "GET /v1/tenants/:tenant": nil, "POST /v1/tenants/:tenant/suspend": nil, "POST /v1/tenants/:tenant/resume": nil,
+        "PATCH /v1/tenants/:tenant": #"{"name":"Renamed","maxConcurrentStreams":3}"#, "DELETE /v1/tenants/:tenant": nil,
         "PUT /v1/tenants/:tenant/source-limits": #"{"maxShortSide":720,"maxFrameRate":30}"#,
         "PUT /v1/tenants/:tenant/storage-quota": #"{"bytes":1000000}"#,
         "GET /v1/tenants/:tenant/storage": nil,
@@ -268,6 +269,58 @@ import Testing
         // The packager that wrote them is told to remove both deleted recordings' files, by name.
         let queued = try await api.db.execute("SELECT string_agg(recording_id || ' ' || packager_node || ' ' || tenant || '/' || stream, ',' ORDER BY recording_id) AS q FROM recording_deletions")
         #expect(queued.value(0, "q") == "\(ready) packager-x shop/gone,\(failed) packager-x shop/gone")
+    }
+
+    /// A tenant's name, quotas and deletion, as a golden table in order.
+    @Test func tenantQuotasAndDeletionAsAGoldenTable() async throws {
+        let api = try await API()
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        #expect(await api.call("POST", "/v1/tenants/shop/streams", json: #"{"slug":"live"}"#, token: TestEnvironment.adminToken).status == 201)
+        let key = try await api.key("shop", scopes: ["streams:read", "streams:write"])
+        _ = try await api.db.execute("UPDATE streams SET status = 'live'")
+        let recording = try #require(try await api.db.execute("""
+            INSERT INTO recordings (stream_id, packager_node, state, bytes, ended_at) SELECT id, 'packager-x', 'ready', 10, now() FROM streams RETURNING id
+            """).value(0, "id"))
+        let t = "/v1/tenants/shop"
+        let table: [(method: String, path: String, body: String?, token: String?, status: Int, says: String)] = [
+            ("PATCH", t, #"{"name":"Shop GmbH","maxConcurrentStreams":2,"storageQuotaBytes":5000000}"#, nil, 200, #""maxConcurrentStreams":2"#),
+            ("GET", t, nil, key.text, 200, #""name":"Shop GmbH""#),
+            ("PATCH", t, #"{"maxSourceShortSide":720,"maxSourceFrameRate":30}"#, nil, 200, #""maxSourceShortSide":720"#),
+            ("GET", t, nil, nil, 200, #""storageQuotaBytes":5000000"#),
+            ("PATCH", t, #"{}"#, nil, 200, #""maxSourceFrameRate":30"#),
+            ("PATCH", t, #"{"maxConcurrentStreams":-1}"#, nil, 400, #""field":"maxConcurrentStreams""#),
+            ("PATCH", t, #"{"maxSourceShortSide":100}"#, nil, 400, #""field":"maxSourceShortSide""#),
+            ("PATCH", t, #"{"maxSourceFrameRate":500}"#, nil, 400, #""field":"maxSourceFrameRate""#),
+            ("PATCH", t, #"{"name":""}"#, nil, 400, #""field":"name""#),
+            ("PATCH", t, #"{"storageQuotaBytes":"lots"}"#, nil, 400, #""code":"bad_request""#),
+            ("PATCH", t, #"{"name":"Mine"}"#, key.text, 403, "operator"),
+            ("PATCH", "/v1/tenants/ghost", #"{"name":"x"}"#, nil, 404, "no tenant ghost"),
+            ("DELETE", t, nil, key.text, 403, "operator"),
+            ("DELETE", t, nil, nil, 409, "1 of its streams are live"),
+            ("POST", "\(t)/suspend", nil, nil, 200, #""suspendedAt":"#),
+            ("DELETE", t, nil, nil, 409, "Suspend it"),
+        ]
+        func run(_ rows: [(method: String, path: String, body: String?, token: String?, status: Int, says: String)]) async {
+            for (i, c) in rows.enumerated() {
+                let r = await api.call(c.method, c.path, json: c.body, token: c.token ?? TestEnvironment.adminToken)
+                #expect(r.status == c.status && (c.says.isEmpty || r.body.contains(c.says)), "row \(i): \(c.method) \(c.path) \(c.body ?? "") → \(r.status) \(r.body)")
+            }
+        }
+        await run(table)
+        // The show ends: now it can go, with everything it had.
+        _ = try await api.db.execute("UPDATE streams SET status = 'ended'")
+        await run([
+            ("DELETE", t, nil, nil, 204, ""),
+            ("GET", t, nil, nil, 404, "no tenant shop"),
+            ("DELETE", t, nil, nil, 404, "no tenant shop"),
+            ("GET", "/v1/tenants", nil, nil, 200, #""tenants":[]"#),
+        ])
+        #expect(await api.call("GET", "\(t)/streams", token: key.text).status == 401, "its keys are gone")
+        let left = try await api.db.execute("SELECT (SELECT count(*) FROM streams) + (SELECT count(*) FROM api_keys) + (SELECT count(*) FROM recordings) AS n")
+        #expect(left.value(0, "n") == "0", "nothing of it is left")
+        let queued = try await api.db.execute("SELECT recording_id || ' ' || tenant || '/' || stream AS q FROM recording_deletions")
+        #expect(queued.value(0, "q") == "\(recording) shop/live", "its recording's files are queued for removal")
     }
 
     /// A key does only what its scopes say, and cannot make or revoke a key with more.

@@ -23,7 +23,9 @@ extension ControlAPI {
 
     /// `GET /v1/tenants/T/streams/S/events` (issue 16): Server-Sent Events of the stream's
     /// `stream.*` events (`stream.connected`, `stream.live` when the first part is out,
-    /// `stream.reconnecting`, `stream.ended`), after one `state` event with how it stands now.
+    /// `stream.reconnecting`, `stream.health_changed`, `stream.ended`), after one `state` event
+    /// with how it stands now. Access is checked when the stream opens (a stream made private
+    /// later does not cut the subscribers it has).
     /// A player page waits on it instead of polling for the playlist. Public for a public stream;
     /// a private one needs `?token=` (a playback token). Open to any origin, never cached. A
     /// client that reconnects with `Last-Event-ID` (or `?lastEventId=`) gets what it missed,
@@ -142,8 +144,9 @@ extension ControlAPI {
                     """
                     SELECT * FROM (
                         SELECT e.id, e.type, e.body FROM webhook_events e JOIN tenants t ON t.id = e.tenant_id
+                        JOIN streams s ON s.tenant_id = t.id AND s.slug = $2
                         WHERE t.slug = $1 AND e.id > $3::bigint AND e.created_at > now() - interval '1 hour'
-                          AND e.type LIKE 'stream.%' AND e.body::jsonb->'data'->>'stream' = $2
+                          AND e.type LIKE 'stream.%' AND e.body::jsonb->'data'->>'streamId' = s.id::text
                         ORDER BY e.id DESC LIMIT 100) newest ORDER BY id
                     """, [tenant, stream, String(since)])
                 missed = (0..<old.count).map { (old.int($0, "id") ?? 0, old.value($0, "type") ?? "", old.value($0, "body") ?? "{}") }

@@ -74,11 +74,15 @@ extension ControlAPI {
         // Deleting a stream deletes its sessions and recordings (their files go shortly after).
         book.on(.delete, "tenants/:tenant/streams/:stream", .tenant(.streamsWrite)) { _, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            switch try await guarded({ try await catalog.database.run { try RecordingDeletion.deleteStream($0, tenant: tenant, stream: stream) } }) {
+            // Its recordings go with it: a key without the recordings scope may delete it only without any.
+            let withRecordings: Bool
+            if case .tenant(_, _, let scopes) = context.principal { withRecordings = scopes.contains(.recordings) } else { withRecordings = true }
+            switch try await guarded({ try await catalog.database.run { try RecordingDeletion.deleteStream($0, tenant: tenant, stream: stream, withRecordings: withRecordings) } }) {
             case .deleted: return Response(status: .noContent)
             case .notFound: throw APIError.notFound("no stream \(tenant)/\(stream)")
             case .live: throw APIError.conflict("stream \(tenant)/\(stream) is live; stop the publisher (and rotate its key so it cannot come back) before deleting it")
             case .stillRecording: throw APIError.conflict("a recording of \(tenant)/\(stream) is still being written; delete the stream once it is ready or failed")
+            case .hasRecordings: throw APIError.forbidden("\(tenant)/\(stream) has recordings, which go with it: that needs the recordings scope. Delete its recordings first, or use a key that has it.")
             }
         }
         book.on(.get, "tenants/:tenant/streams/:stream/sessions", .tenant(.streamsRead)) { request, context -> Response in

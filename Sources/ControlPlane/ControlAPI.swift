@@ -263,7 +263,7 @@ public enum ControlAPI {
             guard let id = Int64(try context.parameters.require("recording")), id > 0 else { throw APIError.notFound("no recording \(tenant)/\(stream)/\((try? context.parameters.require("recording")) ?? "")") }
             switch try await guarded({ try await catalog.database.run { try RecordingDeletion.deleteRecording($0, tenant: tenant, stream: stream, id: id) } }) {
             case .deleted: return Response(status: .noContent)
-            case .notFound, .live: throw APIError.notFound("no recording \(id) of \(tenant)/\(stream)")
+            case .notFound, .live, .hasRecordings: throw APIError.notFound("no recording \(id) of \(tenant)/\(stream)")
             case .stillRecording: throw APIError.conflict("recording \(id) is still being written; delete it once the session ends and it is ready or failed")
             }
         }
@@ -336,7 +336,9 @@ public enum ControlAPI {
         do { buffer = try await request.body.collect(upTo: maximumBodyBytes) } catch {
             throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(maximumBodyBytes) bytes.")
         }
-        do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch {
+        do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch let problem as JSONFieldProblem {
+            throw APIError.badRequest(problem.message, field: problem.field)
+        } catch {
             throw APIError.badRequest("The body is not the JSON this endpoint expects: \(error)")
         }
     }

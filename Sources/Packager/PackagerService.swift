@@ -44,6 +44,8 @@ public final class PackagerService: Service, Sendable {
         /// Checks the lease tickets in workers' announces (``MediaAdmission``); nil takes media
         /// from every authenticated worker.
         public var leaseKey: LeaseTicketKey?
+        /// A live stream that gets no media for this long is ended here (ENDLIST).
+        public var idleEnd: Duration = .seconds(30)
         /// How long after its expiry a lease ticket is still taken (this node's clock ahead of ingest's).
         public var leaseClockSkew: Duration = LeaseTicketKey.defaultClockSkewAllowance
         /// Proxy addresses (CDN edges, load balancers) whose X-Forwarded-For is believed.
@@ -152,7 +154,7 @@ public final class PackagerService: Service, Sendable {
         }) {
             try PackagingPipeline(context: context, bindEndpoint: config.pullEndpoint, store: store, targetDuration: config.targetSegmentDuration, partTarget: config.partTarget ?? 3600, chunkTarget: config.partTarget == nil ? 0 : config.chunkTarget, windowSegments: config.windowSegments, recorder: recorder, dvr: dvr, dvrWindow: config.dvrWindow, endedRetention: config.endedRetention,
                                   resume: served, saveCursors: writeCursors, forgetCursors: forgetCursors, onLive: reportLive, leaseKey: config.leaseKey, leaseClockSkew: config.leaseClockSkew,
-                                  onHealth: reportHealth, onRenditions: reportRenditions, logger: logger)
+                                  idleEnd: config.idleEnd, onHealth: reportHealth, onRenditions: reportRenditions, logger: logger)
         }
         defer { pipeline.stop() }
         var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)
@@ -199,7 +201,8 @@ public final class PackagerService: Service, Sendable {
                 do {
                     let pending = try await database.run { try RecordingDeletion.pending($0, node: config.node) }
                     let removed = await recorder.removeDeleted(pending)
-                    try await database.run { try RecordingDeletion.done($0, removed) }
+                    let failed = pending.map(\.recordingID).filter { !removed.contains($0) }
+                    try await database.run { try RecordingDeletion.done($0, removed: removed, failed: failed) }
                 } catch {
                     logger.warning("cannot read the recordings to remove; retried in 5 s", metadata: ["error": "\(error)"])
                 }

@@ -67,7 +67,7 @@ final class PackagingPipeline: ZMQActorBody {
          resume: [PackageCursor] = [], saveCursors: (@Sendable ([PackageCursor]) -> Void)? = nil,
          forgetCursors: (@Sendable (String) -> Void)? = nil, onLive: (@Sendable (Int64, Int64) -> Void)? = nil, leaseKey: LeaseTicketKey? = nil,
          leaseClockSkew: Duration = LeaseTicketKey.defaultClockSkewAllowance,
-         onHealth: (@Sendable (StreamHealth.Report) -> Void)? = nil, onRenditions: (@Sendable (Int64, Int64, [StreamLiveStatus.Rendition]) -> Void)? = nil,
+         idleEnd: Duration = StreamLifecycle.defaultIdleEnd, onHealth: (@Sendable (StreamHealth.Report) -> Void)? = nil, onRenditions: (@Sendable (Int64, Int64, [StreamLiveStatus.Rendition]) -> Void)? = nil,
          logger: Logger) throws {
         self.onHealth = onHealth
         self.onRenditions = onRenditions
@@ -75,7 +75,7 @@ final class PackagingPipeline: ZMQActorBody {
         self.onLive = onLive
         self.leaseKey = leaseKey
         self.forgetCursors = forgetCursors
-        self.lifecycle = StreamLifecycle(endedRetention: endedRetention)
+        self.lifecycle = StreamLifecycle(endedRetention: endedRetention, idleEnd: idleEnd)
         self.resumptions = PackageResumption.byStream(resume)
         self.saveCursors = saveCursors
         self.recorder = recorder

@@ -25,10 +25,15 @@ public final class PlaybackGate: Sendable {
         self.now = now
     }
 
-    /// Throws 401 or 403 with the reason when the request may not play the stream. (Handlers
-    /// carry the accepted token into their URIs with `PackagerHTTP.tokenQuery`.)
+    /// Throws 401 or 403 with the reason when the request may not play the stream, and 404 when
+    /// the database knows no such stream (deleted: what this packager still holds of it is not
+    /// served). (Handlers carry the accepted token into their URIs with `PackagerHTTP.tokenQuery`.)
     public func authorize(tenant: String, stream: String, token: String?) async throws {
-        guard var access = try await self.access(tenant: tenant, stream: stream), access.isPrivate else { return }
+        guard store != nil else { return }
+        guard var access = try await self.access(tenant: tenant, stream: stream) else {
+            throw HTTPError(.notFound, message: "No stream \(tenant)/\(stream).")
+        }
+        guard access.isPrivate else { return }
         var failure = access.denial(of: token, tenant: tenant, stream: stream, now: Int64(now()))
         // A token signed with a secret rotated in the last 10 s: read the access again (at most
         // once a second per stream, so bad tokens cannot turn into a query each).

@@ -59,6 +59,9 @@ public final class Recorder: Sendable {
     }
 
     private let queue = DispatchQueue(label: "storecast.recorder")
+    /// Where deleted recordings' files are removed: apart from the writes of live recordings (a
+    /// long recording is thousands of files), which never touch a deleted one's directory.
+    private let removals = DispatchQueue(label: "storecast.recorder.removals")
     private let phases = Mutex<[String: Phase]>([:])
     private let queuedBytes = Atomic<Int>(0)
     private let database: PostgresExecutor
@@ -103,12 +106,12 @@ public final class Recorder: Sendable {
     /// Waits until everything handed over so far is on disk (tests and shutdown).
     public func drain() { queue.sync {} }
 
-    /// Removes the files of recordings a tenant deleted, on the recorder's queue (after whatever
-    /// it was writing); returns the ids whose files are gone (or were never here). Each directory
-    /// is built from the names by ``ContainedPath`` under this recorder's root.
+    /// Removes the files of recordings a tenant deleted, on a queue of its own; returns the ids
+    /// whose files are gone (or were never here). Each directory is built from the names by
+    /// ``ContainedPath`` under this recorder's root.
     func removeDeleted(_ deletions: [RecordingDeletion.Pending]) async -> [Int64] {
         await withCheckedContinuation { continuation in
-            queue.async { [root, logger] in
+            removals.async { [root, logger] in
                 var removed: [Int64] = []
                 for deletion in deletions {
                     do {

@@ -13,22 +13,27 @@
 ///   restarted within it continues the package after a discontinuity), then is forgotten,
 ///   unless it went live again.
 struct StreamLifecycle: Sendable {
-    static let idleEnd: Duration = .seconds(30)
+    /// The packager's `--idle-end` unless given.
+    static let defaultIdleEnd: Duration = .seconds(30)
 
     enum Action: Sendable, Equatable {
-        /// End the live stream: nothing came for ``StreamLifecycle/idleEnd``.
+        /// End the live stream: nothing came for ``idleEnd``.
         case end(streamID: Int64, reason: String)
         /// Drop the ended package from memory (and its DVR files).
         case forget(key: String)
     }
 
     let endedRetention: Duration
+    let idleEnd: Duration
     /// Live streams by id, with their package key.
     private var live: [Int64: String] = [:]
     private var silentSince: [Int64: ContinuousClock.Instant] = [:]
     private var endedAt: [String: ContinuousClock.Instant] = [:]
 
-    init(endedRetention: Duration) { self.endedRetention = endedRetention }
+    init(endedRetention: Duration, idleEnd: Duration = defaultIdleEnd) {
+        self.endedRetention = endedRetention
+        self.idleEnd = idleEnd
+    }
 
     enum Claim: Sendable, Equatable {
         case accept
@@ -71,8 +76,8 @@ struct StreamLifecycle: Sendable {
             }
             let since = silentSince[id] ?? now
             silentSince[id] = since
-            if now - since > Self.idleEnd {
-                actions.append(.end(streamID: id, reason: "no media for \(Self.idleEnd.components.seconds) s"))
+            if now - since > idleEnd {
+                actions.append(.end(streamID: id, reason: "no media for \(idleEnd.components.seconds) s"))
             }
         }
         let liveKeys = Set(live.values)

@@ -19,6 +19,8 @@ public enum RecordingDeletion {
         case stillRecording
         /// The stream is live or reconnecting.
         case live
+        /// The stream has recordings, and the caller may not delete recordings.
+        case hasRecordings
     }
 
     /// Deletes recording `id` of `tenant/stream` unless it is being written.
@@ -38,8 +40,9 @@ public enum RecordingDeletion {
     }
 
     /// Deletes stream `tenant/stream`, its sessions and its recordings, unless it is live or
-    /// reconnecting or a recording of it is being written (the publisher must stop first).
-    public static func deleteStream(_ db: PostgresConnection, tenant: String, stream: String) throws -> Outcome {
+    /// reconnecting or a recording of it is being written (the publisher must stop first), or it
+    /// has recordings and `withRecordings` is false (the caller may not delete recordings).
+    public static func deleteStream(_ db: PostgresConnection, tenant: String, stream: String, withRecordings: Bool = true) throws -> Outcome {
         try db.transaction {
             let rows = try db.execute(
                 "SELECT s.id, s.status FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 AND s.slug = $2 FOR UPDATE OF s", [tenant, stream])
@@ -47,6 +50,9 @@ public enum RecordingDeletion {
             guard !["live", "reconnecting"].contains(rows.value(0, "status") ?? "") else { return .live }
             let writing = try db.execute("SELECT 1 FROM recordings WHERE stream_id = $1::bigint AND state = 'recording' LIMIT 1", [String(id)])
             guard writing.isEmpty else { return .stillRecording }
+            if !withRecordings, !(try db.execute("SELECT 1 FROM recordings WHERE stream_id = $1::bigint LIMIT 1", [String(id)])).isEmpty {
+                return .hasRecordings
+            }
             try queue(db, "r.stream_id = $1::bigint", [String(id)])
             try db.execute("DELETE FROM streams WHERE id = $1::bigint", [String(id)])  // sessions, recordings, leases cascade
             return .deleted
@@ -68,19 +74,32 @@ public enum RecordingDeletion {
             """, parameters)
     }
 
-    /// Up to `limit` recordings whose files `node` is to remove, oldest request first.
+    /// Up to `limit` recordings whose files `node` is to remove now, oldest request first (one
+    /// that failed waits: it does not hold up the rest).
     public static func pending(_ db: PostgresConnection, node: String, limit: Int = 100) throws -> [Pending] {
         let rows = try db.execute(
-            "SELECT recording_id, tenant, stream FROM recording_deletions WHERE packager_node = $1 ORDER BY requested_at LIMIT $2::int", [node, String(limit)])
+            """
+            SELECT recording_id, tenant, stream FROM recording_deletions WHERE packager_node = $1 AND next_attempt_at <= now()
+            ORDER BY requested_at LIMIT $2::int
+            """, [node, String(limit)])
         return (0..<rows.count).compactMap { i in
             guard let id = rows.int(i, "recording_id"), let tenant = rows.value(i, "tenant"), let stream = rows.value(i, "stream") else { return nil }
             return Pending(recordingID: id, tenant: tenant, stream: stream)
         }
     }
 
-    /// The files of these recordings are gone.
-    public static func done(_ db: PostgresConnection, _ ids: [Int64]) throws {
-        guard !ids.isEmpty else { return }
-        try db.execute("DELETE FROM recording_deletions WHERE recording_id = ANY(string_to_array($1, ',')::bigint[])", [ids.map(String.init).joined(separator: ",")])
+    /// The files of `removed` are gone; those of `failed` are tried again after 1 min, doubling
+    /// up to a day.
+    public static func done(_ db: PostgresConnection, removed: [Int64], failed: [Int64]) throws {
+        if !removed.isEmpty {
+            try db.execute("DELETE FROM recording_deletions WHERE recording_id = ANY(string_to_array($1, ',')::bigint[])", [removed.map(String.init).joined(separator: ",")])
+        }
+        if !failed.isEmpty {
+            try db.execute(
+                """
+                UPDATE recording_deletions SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => least(86400, 60 * power(2, attempts)))
+                WHERE recording_id = ANY(string_to_array($1, ',')::bigint[])
+                """, [failed.map(String.init).joined(separator: ",")])
+        }
     }
 }

@@ -147,7 +147,7 @@ public enum StreamDirectory {
         s.key_prefix, s.origin_node, \(SQLTime.utc("s.created_at")) AS created_at,
         CASE WHEN s.health_session = x.id THEN s.health END AS health, s.health_reasons::text AS health_reasons, \(SQLTime.utc("s.health_changed_at")) AS health_changed_at,
         CASE WHEN s.renditions_session = x.id THEN s.renditions::text END AS renditions,
-        CASE WHEN x.id IS NOT NULL THEN CASE WHEN s.viewers_at > now() - interval '1 minute' THEN s.viewers ELSE 0 END END AS viewers,
+        CASE WHEN x.id IS NOT NULL THEN CASE WHEN s.viewers_at > now() - interval '1 minute' AND s.viewers_at > x.started_at THEN s.viewers ELSE 0 END END AS viewers,
         \(sessionColumns("x", prefix: "session_"))
         """
 

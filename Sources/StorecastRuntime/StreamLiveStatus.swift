@@ -58,13 +58,17 @@ public enum StreamLiveStatus {
 
     /// Viewers of each stream (`tenant/stream`) on this packager in the last 30 s.
     public static func setViewers(_ db: PostgresConnection, _ counts: [String: Int]) throws {
-        guard !counts.isEmpty else { return }
-        let keys = counts.keys.sorted()
+        let named = counts.compactMap { key, n -> (tenant: String, stream: String, n: Int)? in
+            let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1]), n) : nil
+        }.sorted { ($0.tenant, $0.stream) < ($1.tenant, $1.stream) }
+        guard !named.isEmpty else { return }
         try db.execute(
             """
             UPDATE streams s SET viewers = v.n, viewers_at = now()
-            FROM tenants t, unnest(string_to_array($1, ','), string_to_array($2, ',')::int[]) AS v(key, n)
-            WHERE t.id = s.tenant_id AND t.slug || '/' || s.slug = v.key
-            """, [keys.joined(separator: ","), keys.map { String(counts[$0]!) }.joined(separator: ",")])
+            FROM unnest(string_to_array($1, ','), string_to_array($2, ','), string_to_array($3, ',')::int[]) AS v(tenant, stream, n)
+            JOIN tenants t ON t.slug = v.tenant
+            WHERE s.tenant_id = t.id AND s.slug = v.stream
+            """, [named.map(\.tenant).joined(separator: ","), named.map(\.stream).joined(separator: ","), named.map { String($0.n) }.joined(separator: ",")])
     }
 }

@@ -37,6 +37,7 @@ public struct StreamSettingsChange: Sendable, Equatable, Decodable {
     }
 
     public init(from decoder: any Decoder) throws {
+        try StrictJSONFields.check(decoder, CodingKeys.self, nullable: ["ladderProfile", "reconnectWindowSeconds"])
         let c = try decoder.container(keyedBy: CodingKeys.self)
         title = try c.decodeIfPresent(String.self, forKey: .title)
         visibility = try c.decodeIfPresent(String.self, forKey: .visibility)

@@ -50,6 +50,20 @@ public enum TenantStore {
             self.maxSourceFrameRate = maxSourceFrameRate
         }
 
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case name, maxConcurrentStreams, storageQuotaBytes, maxSourceShortSide, maxSourceFrameRate
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try StrictJSONFields.check(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            name = try c.decodeIfPresent(String.self, forKey: .name)
+            maxConcurrentStreams = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentStreams)
+            storageQuotaBytes = try c.decodeIfPresent(Int64.self, forKey: .storageQuotaBytes)
+            maxSourceShortSide = try c.decodeIfPresent(Int.self, forKey: .maxSourceShortSide)
+            maxSourceFrameRate = try c.decodeIfPresent(Double.self, forKey: .maxSourceFrameRate)
+        }
+
         /// The first field out of range, with what it must be; nil when every field is valid.
         public func problem() -> (field: String, message: String)? {
             if let name, name.isEmpty || name.count > 200 { return ("name", "name must be 1 to 200 characters") }
@@ -86,6 +100,9 @@ public enum TenantStore {
     /// packagers that wrote them (``RecordingDeletion``).
     public static func delete(_ db: PostgresConnection, slug: String) throws -> Deletion {
         try db.transaction {
+            // Its streams locked first: a publish (which updates its stream's row) or a recording
+            // starting (which references it) waits for this transaction, then finds nothing.
+            try db.execute("SELECT s.id FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 FOR UPDATE OF s", [slug])
             let rows = try db.execute(
                 """
                 SELECT t.id, (SELECT count(*) FROM streams s WHERE s.tenant_id = t.id AND s.status IN ('live', 'reconnecting')) AS live,

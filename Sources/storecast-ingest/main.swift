@@ -40,7 +40,7 @@ struct IngestCommand: AsyncParsableCommand {
             readPacing: .milliseconds(max(0, readPacingMs)))
         serverConfiguration.maximumWorkerSlots = maxWorkerSlots
         serverConfiguration.leaseKey = try ClusterKeys.leaseKey(option: zmqKeys, role: .ingest)
-        serverConfiguration.leaseTicketValidity = .milliseconds(Int(max(1, leaseTicketValidity) * 1000))
+        serverConfiguration.leaseTicketValidity = .milliseconds(Int(min(86_400, max(1, leaseTicketValidity)) * 1000))
         serverConfiguration.connectionLimits.handshakeTimeout = .milliseconds(Int(max(0.1, rtmpHandshakeTimeout) * 1000))
         serverConfiguration.connectionLimits.publishTimeout = .milliseconds(Int(max(0.1, rtmpPublishTimeout) * 1000))
         serverConfiguration.connectionLimits.maximumBytesBeforePublish = max(4096, rtmpMaxBytesBeforePublish)

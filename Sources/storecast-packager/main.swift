@@ -34,6 +34,7 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "Seconds a connection has to send its request headers, and an idle keep-alive connection stays open.") var httpIdleTimeout: Double = 10
     @Option(help: "Open HTTP connections from one IP address (0: no cap).") var httpMaxConnectionsPerIP = HTTPConnectionLimits().maximumConnectionsPerIP
     @Option(parsing: .upToNextOption, help: "IP addresses of proxies in front of this packager (CDN edges, load balancers) whose X-Forwarded-For names the viewer; from anyone else it is ignored.") var trustedProxy: [String] = []
+    @Option(help: "Seconds without media after which a live stream is ended here (its playlists get ENDLIST): its transcoder went away without an end. Keep it above ingest's reconnect window plus a worker failover, so a stall, a reconnect or a worker's kill -9 never ends a show.") var idleEnd: Double = 30
     @Option(help: "Seconds after its expiry a worker's lease ticket is still taken, for this node's clock running ahead of ingest's (keep nodes in step with NTP).") var leaseClockSkew: Double = 30
     @Option(help: "Log level.") var logLevel = "info"
 
@@ -59,7 +60,8 @@ struct PackagerCommand: AsyncParsableCommand {
         var configuration = PackagerService.Configuration(pullEndpoint: pullEndpoint, httpHost: httpHost, httpPort: httpPort, targetSegmentDuration: segmentDuration, windowSegments: window, hlsJSURL: hlsjsURL ?? (hlsJS == nil ? nil : "/assets/hls.js"), hlsJS: hlsJS, partTarget: partTarget == 0 ? nil : partTarget)
         configuration.chunkTarget = chunkTarget
         configuration.leaseKey = try ClusterKeys.leaseKey(option: zmqKeys, role: .packager)
-        configuration.leaseClockSkew = .milliseconds(Int(max(0, leaseClockSkew) * 1000))
+        configuration.leaseClockSkew = .milliseconds(Int(min(86_400, max(0, leaseClockSkew)) * 1000))
+        configuration.idleEnd = .milliseconds(Int(min(86_400, max(1, idleEnd)) * 1000))
         configuration.trustedProxies = Set(trustedProxy)
         configuration.httpLimits.idleTimeout = .milliseconds(Int(max(1, httpIdleTimeout) * 1000))
         configuration.httpLimits.maximumConnectionsPerIP = max(0, httpMaxConnectionsPerIP)

@@ -17,7 +17,7 @@ import Testing
         ("a whole head", ["GET / HTTP/1.1\r\nHost: x\r\n\r\n"], true),
         ("the blank line split over two reads", ["GET / HTTP/1.1\r\nHost: x\r\n\r", "\n"], true),
         ("split over three reads", ["GET / HTTP/1.1\r\nHost: x\r", "\n\r", "\n"], true),
-        ("one byte a read", "GET / HTTP/1.1\r\n\r\n".map { String($0) }, true),
+        ("one byte a read", "GET / HTTP/1.1\r\n\r\n".utf8.map { String(UnicodeScalar($0)) }, true),
         ("bare newlines are not a blank line", ["GET / HTTP/1.1\n\n"], false),
     ]
 

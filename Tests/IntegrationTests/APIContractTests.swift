@@ -52,7 +52,7 @@ import Testing
         let (status, output) = try await ServiceProcess.run(schemathesis, [
             "run", Self.document, "--url", api.base, "--header", "Authorization: Bearer \(TestEnvironment.adminToken)",
             "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
-            "--phases", "examples,coverage,fuzzing", "--max-examples", "25", "--workers", "2", "--request-timeout", "10",
+            "--phases", "examples,coverage,fuzzing", "--max-examples", "20", "--workers", "2", "--request-timeout", "10",
             "--warnings", "off", "--no-color",
             // Server-Sent Events stay open: tested in a browser instead (EventStreamTests).
             "--exclude-operation-id", "streamEvents",

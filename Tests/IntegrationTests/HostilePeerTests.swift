@@ -28,6 +28,8 @@ import Testing
     @Test func zeroMQRefusesPeersWithoutAnAllowedKey() async throws {
         let stack = try StorecastStack()
         _ = try await stack.provisionStream(tenant: "shop", stream: "live")
+        // A stream the catalog has (else its playlist is 404 whether packaged or not).
+        _ = try await stack.provisionStream(tenant: "shop", stream: "ghost")
         try stack.start()
         try await stack.waitUntilReady()
         let (work, renditions, telemetry) = stack.zmqEndpoints

@@ -69,6 +69,8 @@ import Testing
             return deleted == 204  // 409 while it is still in its reconnect window
         }, "\(deleted.map(String.init) ?? "no answer")")
         #expect(await TestEnvironment.httpGet("\(api)/unrecorded")?.status == 404)
+        // What the packager still holds of it is not served once the stream is deleted.
+        #expect(await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/unrecorded/master.m3u8")?.status == 404)
         _ = await stack.stop()
     }
 

@@ -15,7 +15,10 @@ CREATE TABLE recording_deletions (
     packager_node TEXT NOT NULL,
     tenant        TEXT NOT NULL,
     stream        TEXT NOT NULL,
-    requested_at  TIMESTAMPTZ NOT NULL DEFAULT now()
+    requested_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+    -- Removal failed this often (a permission, a disk error): tried again after a growing wait.
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TIMESTAMPTZ NOT NULL DEFAULT now()
 );
 
-CREATE INDEX recording_deletions_node ON recording_deletions (packager_node, requested_at);
+CREATE INDEX recording_deletions_node ON recording_deletions (packager_node, next_attempt_at);

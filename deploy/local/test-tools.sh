@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Test-only tooling from PyPI, pinned, cached under .build/test-tools (rebuilt when missing):
+# Test-only tooling from PyPI, pinned, kept in ~/.cache/storecast/test-tools-<hash of this
+# script> (so a new clone on the same machine reuses it; a changed pin makes a new one) and
+# linked at .build/test-tools (rebuilt when missing):
 #   venv/        Python with m3u8 (a real playlist parser for the packager's output),
 #                kubernetes-validate (deploy/kubernetes against Kubernetes' schemas) and
 #                schemathesis (the control API against schemas/openapi.yaml; brings PyYAML) and
@@ -9,7 +11,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools=.build/test-tools
+if [[ ! -e "$tools" ]]; then
+    cache="${XDG_CACHE_HOME:-$HOME/.cache}/storecast/test-tools-$(sha256sum deploy/local/test-tools.sh | cut -c1-16)"
+    mkdir -p "$cache" .build
+    ln -s "$cache" "$tools"
+fi
 mkdir -p "$tools"
+# The real path: the venv's scripts name their Python by it, and outlive this clone.
+tools=$(readlink -f "$tools")
 
 if [[ ! -x "$tools/venv/bin/python" ]] || ! "$tools/venv/bin/python" -c "import m3u8" 2>/dev/null; then
     echo "test tools: creating a Python venv with m3u8"

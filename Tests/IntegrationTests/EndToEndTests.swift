@@ -193,27 +193,36 @@ import Testing
     }
 
     /// Publishers that send MP3 (ffmpeg's FLV default before AAC) or G.711 (IP cameras): the
-    /// audio rendition is AAC at the same rate, decodable, and as long as what was sent.
-    @Test(arguments: [("libmp3lame", 44100, 2), ("pcm_alaw", 8000, 1), ("pcm_mulaw", 8000, 1)])
-    func nonAACAudioIsTranscodedToAAC(_ audio: (codec: String, rate: Int, channels: Int)) async throws {
+    /// audio rendition is AAC at the same rate, decodable, and as long as what was sent. The
+    /// three go live at once, on one stack.
+    static let nonAACAudio: [(codec: String, rate: Int, channels: Int)] = [("libmp3lame", 44100, 2), ("pcm_alaw", 8000, 1), ("pcm_mulaw", 8000, 1)]
+
+    @Test func nonAACAudioIsTranscodedToAAC() async throws {
         let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "radio")
+        var keys: [String] = []
+        for audio in Self.nonAACAudio { keys.append(try await stack.provisionStream(tenant: "shop", stream: "radio-\(audio.codec.replacingOccurrences(of: "_", with: "-"))")) }
         try stack.start()
         try await stack.waitUntilReady()
-        let publisher = try ServiceProcess(name: "publisher-\(audio.codec)", executable: try TestEnvironment.which("ffmpeg"), arguments: [
-            "-hide_banner", "-loglevel", "error", "-re",
-            "-f", "lavfi", "-i", "testsrc2=size=426x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=\(audio.rate)",
-            "-t", "8", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "60",
-            "-c:a", audio.codec, "-ar", "\(audio.rate)", "-ac", "\(audio.channels)", "-f", "flv", stack.rtmpURL(key: key),
-        ], logDirectory: stack.logDirectory)
-        #expect(await publisher.wait(timeout: 30) == 0, "publisher: \(publisher.log)")
-        let base = "\(stack.playbackBase)/live/shop/radio"
-        let rendition = try await Self.audioRendition(base: base, stack: stack)
-        #expect(rendition.stream == "aac,\(audio.rate),\(audio.channels)")
-        #expect(rendition.duration > 6.5, "about 8 s of audio: \(rendition.duration)")
-        #expect(rendition.decodeErrors.isEmpty, "\(rendition.decodeErrors)")
-        let master = await TestEnvironment.httpText("\(base)/master.m3u8")
-        #expect(master.contains("mp4a.40.2"), "\(master)")
+        let publishers = try zip(Self.nonAACAudio, keys).map { audio, key in
+            try ServiceProcess(name: "publisher-\(audio.codec)", executable: try TestEnvironment.which("ffmpeg"), arguments: [
+                "-hide_banner", "-loglevel", "error", "-re",
+                "-f", "lavfi", "-i", "testsrc2=size=426x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=\(audio.rate)",
+                "-t", "8", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "60",
+                "-c:a", audio.codec, "-ar", "\(audio.rate)", "-ac", "\(audio.channels)", "-f", "flv", stack.rtmpURL(key: key),
+            ], logDirectory: stack.logDirectory)
+        }
+        for (audio, publisher) in zip(Self.nonAACAudio, publishers) {
+            #expect(await publisher.wait(timeout: 30) == 0, "\(audio.codec) publisher: \(publisher.log)")
+        }
+        for audio in Self.nonAACAudio {
+            let base = "\(stack.playbackBase)/live/shop/radio-\(audio.codec.replacingOccurrences(of: "_", with: "-"))"
+            let rendition = try await Self.audioRendition(base: base, stack: stack)
+            #expect(rendition.stream == "aac,\(audio.rate),\(audio.channels)", "\(audio.codec)")
+            #expect(rendition.duration > 6.5, "\(audio.codec): about 8 s of audio: \(rendition.duration)")
+            #expect(rendition.decodeErrors.isEmpty, "\(audio.codec): \(rendition.decodeErrors)")
+            let master = await TestEnvironment.httpText("\(base)/master.m3u8")
+            #expect(master.contains("mp4a.40.2"), "\(audio.codec): \(master)")
+        }
         let statuses = await stack.stop()
         #expect(statuses.values.allSatisfy { $0 == 0 }, "graceful SIGTERM exit: \(statuses)")
     }

@@ -22,8 +22,7 @@ if command -v docker-compose >/dev/null; then
     docker-compose -f compose.yaml --project-directory "$project" config -q
     rm -rf "$project"
 fi
-echo "== building (executables first: the end-to-end tests run them)"
-swift build
+echo "== building (the executables, which the end-to-end tests run, and the tests)"
 swift build --build-tests
 echo "== testing"
 log=$(mktemp)

@@ -136,8 +136,7 @@ public final class PackagerService: Service, Sendable {
             // Health, with stream.health_changed, and renditions: the stream's live status.
             onHealth = { report in
                 writes.record("stream health") {
-                    try StreamLiveStatus.setHealth($0, streamID: report.streamID, sessionID: report.sessionID, health: report.state.rawValue,
-                                                   reasons: report.reasons.map { .init(code: $0.code, message: $0.message) })
+                    try StreamLiveStatus.setHealth($0, streamID: report.streamID, sessionID: report.sessionID, health: report.state.rawValue, reasons: report.reasons)
                 }
             }
             onRenditions = { streamID, sessionID, renditions in

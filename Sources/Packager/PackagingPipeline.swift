@@ -36,6 +36,9 @@ final class PackagingPipeline: ZMQActorBody {
     /// A session's renditions changed (stream id, session id, renditions): its live status.
     private let onRenditions: (@Sendable (Int64, Int64, [StreamLiveStatus.Rendition]) -> Void)?
     private var health = StreamHealth()
+    /// When the message being delivered arrived: one clock read per message (a batch of many
+    /// units), not per unit.
+    private var received = ContinuousClock.now
     private var renditionsReported: [Int64: (session: Int64, renditions: [StreamLiveStatus.Rendition])] = [:]
     private let healthChanges = Counter(label: "storecast_packager_health_changes_total")
     /// Streams started here whose first part is not out yet, by key: (stream id, session id).
@@ -129,6 +132,7 @@ final class PackagingPipeline: ZMQActorBody {
 
     func socketReadable(_ socket: ZMQSocket) throws {
         guard let (frames, sender) = try socket.receiveWithSender(dontWait: true), let body = frames.last else { return }
+        received = .now
         let message: WireMessage
         var skipped: [WireError] = []
         do { message = try WireCodec.decode(body, skipping: &skipped) } catch {
@@ -164,7 +168,7 @@ final class PackagingPipeline: ZMQActorBody {
     /// Whether media of `streamID` from `sender` is taken (``MediaAdmission``); a refusal is
     /// counted, and logged once per stream and sender.
     private func admits(_ streamID: Int64, _ sender: String?, _ what: String) -> Bool {
-        guard let sender, !admission.admits(streamID: streamID, sender: sender, now: .now) else { return true }
+        guard let sender, !admission.admits(streamID: streamID, sender: sender, now: received) else { return true }
         refusedMedia.increment()
         if mediaRefusalsLogged.count > 1024 { mediaRefusalsLogged = [] }
         if mediaRefusalsLogged.insert("\(streamID) \(sender)").inserted {
@@ -218,7 +222,7 @@ final class PackagingPipeline: ZMQActorBody {
 
     private func unit(_ u: AccessUnit) {
         guard let actions = packager.unit(u, wallClock: { Date() }) else { return }
-        health.unit(streamID: u.streamID, track: u.trackID, keyframe: u.isKeyframe, now: .now)
+        health.unit(streamID: u.streamID, track: u.trackID, keyframe: u.isKeyframe, now: received)
         unitsCounter.increment()
         carryOut(actions)
     }

@@ -1,3 +1,5 @@
+import StorecastRuntime
+
 /// How a live stream looks to its viewers, from what reaches the packager, as a pure decider
 /// with the clock as a parameter (issue 16: `stream.health_changed`, and `health` in a
 /// stream's live status).
@@ -26,11 +28,8 @@ struct StreamHealth: Sendable {
     }
 
     /// Why a stream is not healthy: a stable code (what a change is judged on) and a message
-    /// with the figures of the moment it was reported.
-    struct Reason: Sendable, Equatable, Codable {
-        var code: String
-        var message: String
-    }
+    /// with the figures of the moment it was reported, as the live status stores it.
+    typealias Reason = StreamLiveStatus.Reason
 
     struct Report: Sendable, Equatable {
         var streamID: Int64

@@ -53,9 +53,6 @@ public struct StreamSettingsChange: Sendable, Equatable, Decodable {
         return .set(try c.decode(Value.self, forKey: key))
     }
 
-    /// Whether nothing would change.
-    public var isEmpty: Bool { self == StreamSettingsChange() }
-
     /// The first field out of range, with what it must be; nil when every field is valid.
     public func problem() -> (field: String, message: String)? {
         if let title, title.count > Self.maximumTitle { return ("title", "title must be at most \(Self.maximumTitle) characters") }

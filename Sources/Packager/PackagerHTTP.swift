@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import Metrics
 import StorecastRuntime
+import StorecastWire
 
 /// How the origin serves: segment and part targets and how long a blocked request may wait.
 public struct OriginSettings: Sendable {
@@ -16,6 +17,9 @@ public struct OriginSettings: Sendable {
     public var hlsJS: [UInt8]?
     /// The player the page prefers where the browser has both.
     public var preferredPlayer: PlayerPreference = .native
+    /// The control API's base URL as players reach it: the page waits on a stream's events
+    /// there (nil: it polls the playlist).
+    public var eventsBaseURL: String?
     /// Where segments that left the in-memory window are read from (nil: no DVR).
     public var dvr: DVRArchive?
     /// Proxy addresses whose `X-Forwarded-For` is believed (``ClientAddress``).
@@ -62,8 +66,10 @@ enum PackagerHTTP {
         }
         router.get("/play/:tenant/:stream") { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
+            guard Slug.isValid(tenant), Slug.isValid(stream) else { throw HTTPError(.notFound) }
             let token = tokenQuery(request)
-            return html(PlayerPage.html(title: "\(tenant)/\(stream)", playlistURL: "/live/\(tenant)/\(stream)/master.m3u8\(token)", hlsJSURL: settings.hlsJSURL, prefer: settings.preferredPlayer))
+            let events = settings.eventsBaseURL.map { "\($0)/v1/tenants/\(tenant)/streams/\(stream)/events\(token)" }
+            return html(PlayerPage.html(title: "\(tenant)/\(stream)", playlistURL: "/live/\(tenant)/\(stream)/master.m3u8\(token)", hlsJSURL: settings.hlsJSURL, prefer: settings.preferredPlayer, eventsURL: events))
         }
         // Everything under /live/:tenant/:stream passes the playback gate first.
         let live = router.group("live/:tenant/:stream")

@@ -34,6 +34,8 @@ public final class PackagerService: Service, Sendable {
         public var publicURL: String?
         /// The player page's choice where the browser has both.
         public var preferredPlayer = PlayerPreference.native
+        /// The control API's base URL as players reach it, for the page's stream events.
+        public var eventsBaseURL: String?
         /// LL-HLS part target in seconds; nil serves plain HLS.
         public var partTarget: Double?
         /// Parts are written as CMAF chunks of about this many seconds, streamed to players
@@ -158,6 +160,7 @@ public final class PackagerService: Service, Sendable {
         defer { pipeline.stop() }
         var origin = OriginSettings(targetDuration: config.targetSegmentDuration, lowLatency: config.partTarget.map(LowLatencySettings.init(partTarget:)), hlsJSURL: config.hlsJSURL, hlsJS: config.hlsJS, dvr: dvr)
         origin.preferredPlayer = config.preferredPlayer
+        origin.eventsBaseURL = config.eventsBaseURL
         origin.trustedProxies = config.trustedProxies
         let app = Application(
             router: PackagerHTTP.router(store: store, settings: origin,

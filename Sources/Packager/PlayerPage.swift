@@ -9,7 +9,11 @@ public enum PlayerPreference: String, Sendable, CaseIterable {
 /// The player page: native HLS where the browser has it, hls.js (from a configurable URL)
 /// elsewhere. Served by the packager so the page and the playlists share an origin.
 enum PlayerPage {
-    static func html(title: String, playlistURL: String, hlsJSURL: String?, prefer: PlayerPreference = .native) -> String {
+    /// `eventsURL` is the stream's Server-Sent Events at the control API (with the page's
+    /// playback token): while the show has not started, the page waits on its `stream.live`
+    /// instead of polling the playlist. Without it, or where the events cannot be reached, the
+    /// page polls every 0.5 s.
+    static func html(title: String, playlistURL: String, hlsJSURL: String?, prefer: PlayerPreference = .native, eventsURL: String? = nil) -> String {
         let hls = hlsJSURL.map { "<script src=\"\(escape($0))\"></script>" } ?? ""
         return """
         <!doctype html>
@@ -42,12 +46,52 @@ enum PlayerPage {
         });
         video.addEventListener('waiting', () => { if (video.currentTime > 0) waitingSince = performance.now(); say('Buffering…'); });
         // Wait until the origin has the stream: 404 before it is announced; once announced the
-        // origin holds master.m3u8 until every rendition has a whole segment.
+        // origin holds master.m3u8 until every rendition has a whole segment. A page opened before
+        // the show fetches the playlist once, then waits on the stream's events (stream.live, or
+        // a state that is already playable) and fetches it again then; a 10 s poll covers an
+        // event lost on the way. Where the events cannot be opened it polls every 0.5 s.
+        const eventsURL = \(eventsURL.map(jsString) ?? "null");
+        window.storecastWait = { via: 'polling', playlistFetches: 0, liveEvent: null };
+        async function fetchPlaylist() {
+          window.storecastWait.playlistFetches++;
+          try { const r = await fetch(src, { cache: 'no-store' }); if (r.ok) return await r.text(); } catch (e) {}
+          return null;
+        }
+        function waitOnEvents() {
+          return new Promise(resolve => {
+            window.storecastWait.via = 'events';
+            const events = new EventSource(eventsURL);
+            let done = false, fetching = false;
+            const finish = (text) => { if (done) return; done = true; events.close(); clearInterval(slow); resolve(text); };
+            const tryNow = async () => {
+              if (done || fetching) return;
+              fetching = true;
+              const text = await fetchPlaylist();
+              fetching = false;
+              if (text !== null) finish(text);
+            };
+            events.addEventListener('state', (e) => { try { if (JSON.parse(e.data).playable) tryNow(); } catch (x) {} });
+            events.addEventListener('stream.live', () => { window.storecastWait.liveEvent = performance.now(); tryNow(); });
+            events.addEventListener('stream.connected', () => say('The seller is connecting…'));
+            events.addEventListener('stream.ended', () => say('The show has ended.'));
+            events.addEventListener('error', () => {
+              if (events.readyState === EventSource.CLOSED) { window.storecastWait.via = 'polling'; finish(null); }
+            });
+            const slow = setInterval(tryNow, 10000);
+          });
+        }
         async function waitForStream() {
+          let text = await fetchPlaylist();
+          if (text !== null) return text;
+          say('Waiting for the stream to start…');
+          if (eventsURL && window.EventSource) {
+            text = await waitOnEvents();
+            if (text !== null) return text;
+          }
           while (true) {
-            try { const r = await fetch(src, { cache: 'no-store' }); if (r.ok) return await r.text(); } catch (e) {}
-            say('Waiting for the stream to start…');
             await new Promise(r => setTimeout(r, 500));
+            text = await fetchPlaylist();
+            if (text !== null) return text;
           }
         }
         // Chromium's native HLS (any browser whose user agent says Chrome/) ignores LL-HLS parts

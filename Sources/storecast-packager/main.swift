@@ -25,6 +25,7 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "The player page's choice where the browser has both: native (Safari's does LL-HLS; Chromium's ignores parts and plays about 3 segments behind) or hls.js (low latency wherever MSE exists; needs --hlsjs-url or --hlsjs-file).") var player = "native"
     @Option(help: "URL of hls.js for browsers without native HLS (optional).") var hlsjsURL: String?
     @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given).") var hlsjsFile: String?
+    @Option(help: "Base URL players reach the control API at (for example https://api.example.com): the player page waits on a stream's events there instead of polling its playlist until the show starts.") var eventsURL: String?
     @Option(help: "PostgreSQL connection string: private streams and playback tokens. Without it every stream is public.") var database: String?
     @Option(help: "Directory recordings are written to (streams with recording on; needs --database).") var recordingsDir = "recordings"
     @Option(help: "ZeroMQ endpoint transcoders reach this packager at, registered for sharding (default: --pull-endpoint with * as 127.0.0.1).") var advertiseEndpoint: String?
@@ -70,6 +71,12 @@ struct PackagerCommand: AsyncParsableCommand {
         }
         if preferred == .hlsJS, hlsjsURL == nil, hlsjsFile == nil { throw ValidationError("--player hls.js needs --hlsjs-url or --hlsjs-file: the page has to load hls.js from somewhere.") }
         configuration.preferredPlayer = preferred
+        if let eventsURL {
+            guard let url = URL(string: eventsURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.query == nil else {
+                throw ValidationError("--events-url must be an http(s) base URL such as https://api.example.com, not \(eventsURL).")
+            }
+            configuration.eventsBaseURL = eventsURL.hasSuffix("/") ? String(eventsURL.dropLast()) : eventsURL
+        }
         configuration.recordingsDirectory = recordingsDir
         configuration.dvrWindow = dvrWindow
         configuration.dvrDirectory = dvrDir

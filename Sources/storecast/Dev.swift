@@ -51,7 +51,8 @@ struct Dev: AsyncParsableCommand {
         if !rungs.isEmpty { transcoderArgs += ["--rungs", rungs] }
         if sourceRung { transcoderArgs.append("--source-rung") }
         var packagerArgs = ["--pull-endpoint", renditions, "--metrics-endpoint", telemetry, "--http-port", "\(httpPort)",
-                            "--database", postgres.conninfo, "--public-url", "http://\(publicHost):\(httpPort)"]
+                            "--database", postgres.conninfo, "--public-url", "http://\(publicHost):\(httpPort)",
+                            "--events-url", "http://\(publicHost):\(apiPort)"]
         if let hlsjsFile { packagerArgs += ["--hlsjs-file", hlsjsFile] }
         packagerArgs += ["--part-target", "\(partTarget)"]
         packagerArgs += ["--recordings-dir", runURL.appendingPathComponent("recordings").path]

@@ -4,15 +4,16 @@ import Testing
 /// Live status for players (issue 16): a page in headless Chromium, on another origin than the
 /// API, waits on the stream's Server-Sent Events instead of polling the playlist, and sees the
 /// show connect, become playable and end, over Server-Sent Events and over a WebSocket; a
-/// private stream's events need a playback token.
+/// private stream's events need a playback token. The packager's own player page, given the
+/// API's URL, waits on those events too.
 @Suite(.serialized) struct EventStreamTests {
     @Test func aPageOnAnotherOriginSeesTheShowGoLiveAndEnd() async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "live")
         _ = try await stack.provisionStream(tenant: "shop", stream: "secret")
-        try stack.start()
-        try await stack.waitUntilReady()
         let api = "http://127.0.0.1:\(stack.apiPort)"
+        try stack.start(packagerArguments: ["--events-url", api, "--hlsjs-file", try TestEnvironment.testTool("hls.js").path])
+        try await stack.waitUntilReady()
         #expect(await TestEnvironment.http("PUT", "\(api)/v1/tenants/shop/streams/secret/visibility", json: #"{"visibility":"private"}"#)?.status == 200)
 
         let browser = try await WebDriverSession(logDirectory: stack.logDirectory)
@@ -45,12 +46,33 @@ import Testing
             ((try? await browser.evaluate("return Math.min(window.got.length, window.wsGot.length)")) as? NSNumber)?.intValue ?? 0 >= 1
         }
         #expect(idle, "the page gets the stream's state at once, on both")
+        // Storecast's own player page, opened before the show, waits on the same events.
+        let page = try await WebDriverSession(logDirectory: stack.logDirectory)
+        try await page.navigate("\(stack.playbackBase)/play/shop/live?player=hls.js")
+        let waiting = await StorecastStack.eventually(timeout: .seconds(10)) {
+            ((try? await page.evaluate("return window.storecastWait && window.storecastWait.via")) as? String) == "events"
+        }
+        #expect(waiting, "the player page waits on the stream's events")
+        let opened = Date()
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 10, logDirectory: stack.logDirectory, size: "426x240")
         defer { publisher.stop(grace: 1) }
         let ended = await StorecastStack.eventually(timeout: .seconds(45)) {
             ((try? await browser.evaluate("return [window.got, window.wsGot].every(g => g.some(e => e.type === 'stream.ended'))")) as? Bool) ?? false
         }
         let json = (try? await browser.evaluate("return JSON.stringify({got: window.got, wsGot: window.wsGot, firstPart: window.firstPart})")) as? String ?? "{}"
+        let waited = Date().timeIntervalSince(opened)
+        let pageJSON = (try? await page.evaluate("return JSON.stringify({wait: window.storecastWait, firstFrame: window.storecastFirstFrame, player: window.storecastPlayer})")) as? String ?? "{}"
+        await page.close()
+        // It fetched the playlist when it opened and once the show was live, plus its 10 s
+        // safety net; polling, it would have fetched it twice a second from opening to the show.
+        let seenByPage = try #require(try JSONSerialization.jsonObject(with: Data(pageJSON.utf8)) as? [String: Any])
+        let wait = seenByPage["wait"] as? [String: Any] ?? [:]
+        #expect(wait["via"] as? String == "events" && wait["liveEvent"] is Double, "\(pageJSON)")
+        #expect((wait["playlistFetches"] as? Int ?? 99) <= 2 + Int(waited / 10), "fetches of the playlist while waiting: \(pageJSON)")
+        #expect(seenByPage["player"] as? String == "hls.js" && seenByPage["firstFrame"] is Double, "the page played the show: \(pageJSON)")
+        if let live = wait["liveEvent"] as? Double, let frame = seenByPage["firstFrame"] as? Double {
+            print("EventStreamTests: the player page fetched the playlist \(wait["playlistFetches"] ?? "?") times in \(Int(waited)) s and showed its first frame \(Int(frame - live)) ms after stream.live")
+        }
         #expect(ended, "the page saw the show end: \(json)\n\(stack.service("storecast-api")?.log.suffix(2000) ?? "")")
         let seen = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let got = seen["got"] as? [[String: Any]] ?? []

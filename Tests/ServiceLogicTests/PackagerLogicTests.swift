@@ -244,4 +244,17 @@ import Testing
         #expect(page.contains(#"playlist.split(/#EXT-X-DISCONTINUITY\r?\n/)"#))
         #expect(regexLines.count == 3 && regexLines.allSatisfy { $0.contains(")") }, "regex literals stay on one line: \(regexLines)")
     }
+
+    /// The stream's events URL goes into the script as a JavaScript string (null without one),
+    /// and cannot close the script element.
+    @Test(arguments: [
+        (nil, "const eventsURL = null;"),
+        ("https://api.example.com/v1/tenants/t/streams/s/events?token=1.a", #"const eventsURL = "https://api.example.com/v1/tenants/t/streams/s/events?token=1.a";"#),
+        (#"x"</script><script>alert(1)//"#, #"const eventsURL = "x\"\u003c/script>\u003cscript>alert(1)//";"#),
+    ] as [(String?, String)])
+    func eventsURLIsAScriptString(url: String?, line: String) {
+        let page = PlayerPage.html(title: "t/s", playlistURL: "/live/t/s/master.m3u8", hlsJSURL: nil, eventsURL: url)
+        #expect(page.contains(line), "\(page.split(separator: "\n").first { $0.contains("const eventsURL") } ?? "no eventsURL line")")
+        #expect(page.components(separatedBy: "</script>").count == 2)
+    }
 }

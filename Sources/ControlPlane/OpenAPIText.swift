@@ -107,6 +107,7 @@ paths:
                 storageQuotaBytes: {type: integer, minimum: 0, maximum: 1125899906842624}
                 maxSourceShortSide: {type: integer, minimum: 144, maximum: 4320}
                 maxSourceFrameRate: {type: number, minimum: 1, maximum: 240}
+                maxRenditionShortSide: {type: integer, minimum: 144, maximum: 2160, multipleOf: 2, description: "The maximum ladder: the largest rendition the tenant's shows are transcoded to, as a short side in pixels (720 for 720p). Rungs above it are left out from the next publish; ladder profiles with a rung above it are refused."}
       responses:
         "200":
           description: The tenant as it is now.
@@ -974,7 +975,7 @@ components:
         bitrate: {type: integer, minimum: 50000, maximum: 50000000}
     Tenant:
       type: object
-      required: [slug, name, maxConcurrentStreams, storageQuotaBytes, maxSourceShortSide, maxSourceFrameRate, liveStreams, createdAt]
+      required: [slug, name, maxConcurrentStreams, storageQuotaBytes, maxSourceShortSide, maxSourceFrameRate, maxRenditionShortSide, liveStreams, createdAt]
       properties:
         slug: {$ref: "#/components/schemas/Slug"}
         name: {type: string}
@@ -982,6 +983,7 @@ components:
         storageQuotaBytes: {type: integer}
         maxSourceShortSide: {type: integer}
         maxSourceFrameRate: {type: number}
+        maxRenditionShortSide: {type: integer}
         suspendedAt: {type: string, format: date-time, description: Present while suspended.}
         liveStreams: {type: integer}
         createdAt: {type: string, format: date-time}

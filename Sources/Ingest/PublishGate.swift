@@ -144,7 +144,7 @@ public final class PublishGate: Sendable {
             writes.record("stream status", key: "status \(record.streamID)") { try StreamCatalog.setStatus($0, streamID: record.streamID, session: session, "live") }
         }
         // The transcode profile travels with the lease; it reaches the dispatcher before media.
-        dispatcher.send(.profile(streamID: record.streamID, record.profile))
+        dispatcher.send(.profile(streamID: record.streamID, record.profile, ladderCeiling: record.ladderCeiling.map { UInt16(clamping: $0) }))
         accepted.increment()
         logger.info("publish started", metadata: ["remote": "\(remote)", "tenant": "\(record.tenantSlug)", "stream": "\(record.streamSlug)", "session": "\(grant.sessionID)", "client": "\(request.flashVer ?? "?")", "ladder_profile": "\(record.profile?.name ?? "worker default")"])
         return .success(grant)

@@ -12,8 +12,9 @@ public enum DispatchCommand: Sendable {
     /// thread wakes once for it).
     case mediaBatch([(streamID: Int64, message: WireMessage)])
     case ended(streamID: Int64, reason: String)
-    /// The stream's ladder profile (nil: the worker's settings), sent when a publish starts.
-    case profile(streamID: Int64, TranscodeProfile?)
+    /// The stream's ladder profile (nil: the worker's settings) and its tenant's ladder ceiling
+    /// (nil: none), sent when a publish starts.
+    case profile(streamID: Int64, TranscodeProfile?, ladderCeiling: UInt16?)
     /// The source's frame rate, declared or measured: its cost in slots is weighed again.
     case frameRate(streamID: Int64, Double)
 }
@@ -35,6 +36,7 @@ final class WorkDispatcher: ZMQActorBody {
     private struct Stream {
         var cache = GOPCache()
         var profile: TranscodeProfile?
+        var ladderCeiling: UInt16?
         var frameRate: Double?
     }
 
@@ -118,8 +120,9 @@ final class WorkDispatcher: ZMQActorBody {
             for (id, message) in batch { media(message, streamID: id) }
         case .media(let id, let message):
             media(message, streamID: id)
-        case .profile(let id, let profile):
+        case .profile(let id, let profile, let ceiling):
             streams[id, default: Stream()].profile = profile
+            streams[id]?.ladderCeiling = ceiling
         case .frameRate(let id, let fps):
             guard streams[id] != nil else { return }  // ended already
             streams[id]?.frameRate = fps
@@ -255,7 +258,7 @@ final class WorkDispatcher: ZMQActorBody {
         guard let stream = streams[id] else { return }
         ledger?.granted(streamID: id, workerID: worker, replacing: reason)
         logger.info("stream leased to transcoder", metadata: ["stream": "\(id)", "worker": "\(worker)", "slots": "\(scheduler.cost(of: id))", "snapshot_units": "\(stream.cache.units.count)"])
-        var assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replay ? stream.cache.replayEnd : nil)
+        var assignment = Assignment(streamID: id, packagerEndpoint: packagerEndpoint(for: id), profile: stream.profile, replayUntil: replay ? stream.cache.replayEnd : nil, ladderCeiling: stream.ladderCeiling)
         tickets[id] = nil
         if let leaseKey, let announce = stream.cache.announce {
             if let name = authenticatedNames[worker] {

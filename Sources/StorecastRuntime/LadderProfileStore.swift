@@ -75,11 +75,17 @@ public struct LadderProfileStore: Sendable {
     }
 
     /// Creates or replaces the tenant's profile of that name; `makeDefault` gives it to every
-    /// stream of the tenant without its own.
+    /// stream of the tenant without its own. A rung above the tenant's largest rendition
+    /// (`max_rendition_short_side`) is refused.
     public func save(tenantSlug: String, profile: TranscodeProfile, makeDefault: Bool) async throws {
         let rungs = String(decoding: try JSONEncoder().encode(profile.rungs.map(RungJSON.init)), as: UTF8.self)
         try await database.run { conn in
             try conn.transaction {
+                let tenant = try conn.execute("SELECT max_rendition_short_side FROM tenants WHERE slug = $1 FOR SHARE", [tenantSlug])
+                guard let ceiling = tenant.int(0, "max_rendition_short_side") else { throw Problem.notFound("no tenant \(tenantSlug)") }
+                if let over = profile.rungs.first(where: { Int64($0.shortSide) > ceiling }) {
+                    throw Problem.invalid("rung \(over.name) (\(over.shortSide)) is above the tenant's largest rendition, \(ceiling) (maxRenditionShortSide; the operator sets it)")
+                }
                 let rows = try conn.execute(
                     """
                     INSERT INTO ladder_profiles (tenant_id, name, rungs, preset, gop_seconds, low_latency)

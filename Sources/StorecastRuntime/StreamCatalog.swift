@@ -14,6 +14,8 @@ public struct StreamRecord: Sendable, Equatable {
     public var profile: TranscodeProfile? = nil
     /// The tenant's largest source.
     public var sourceLimits = SourceLimits.defaults
+    /// The tenant's largest rendition (short side in pixels); nil: none.
+    public var ladderCeiling: Int? = nil
     /// The operator suspended the tenant: its streams cannot start.
     public var tenantSuspended = false
     /// How long this stream's publisher has to reconnect after a drop (nil: the ingest's default).
@@ -95,7 +97,7 @@ public struct StreamCatalog: Sendable {
         let rows = try await database.execute(
             """
             SELECT s.id, s.tenant_id, t.slug AS tenant_slug, s.slug, t.max_concurrent_streams, t.max_source_short_side, t.max_source_frame_rate,
-                   t.suspended_at IS NOT NULL AS suspended, s.reconnect_window_seconds,
+                   t.suspended_at IS NOT NULL AS suspended, s.reconnect_window_seconds, t.max_rendition_short_side,
                    (SELECT count(*) FROM streams l WHERE l.tenant_id = s.tenant_id AND l.status IN ('live', 'reconnecting') AND l.id <> s.id) AS live,
                    p.name AS profile_name, p.rungs::text AS profile_rungs, p.preset AS profile_preset,
                    p.gop_seconds AS profile_gop, p.low_latency AS profile_low_latency
@@ -111,6 +113,7 @@ public struct StreamCatalog: Sendable {
             profile: LadderProfileStore.profile(rows, 0),
             sourceLimits: SourceLimits(maximumShortSide: Int(rows.int(0, "max_source_short_side") ?? 1080),
                                        maximumFrameRate: rows.value(0, "max_source_frame_rate").flatMap(Double.init) ?? 60),
+            ladderCeiling: rows.int(0, "max_rendition_short_side").map { Int($0) },
             tenantSuspended: rows.value(0, "suspended") == "t",
             reconnectWindow: rows.int(0, "reconnect_window_seconds").map { .seconds($0) })
     }

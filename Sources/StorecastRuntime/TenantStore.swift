@@ -11,6 +11,8 @@ public enum TenantStore {
         public var storageQuotaBytes: Int64
         public var maxSourceShortSide: Int
         public var maxSourceFrameRate: Double
+        /// The largest rendition its shows are transcoded to (short side in pixels).
+        public var maxRenditionShortSide: Int
         /// When the operator suspended it (its keys are refused and its streams cannot start).
         public var suspendedAt: String?
         public var liveStreams: Int
@@ -41,8 +43,10 @@ public enum TenantStore {
         public var storageQuotaBytes: Int64?
         public var maxSourceShortSide: Int?
         public var maxSourceFrameRate: Double?
+        public var maxRenditionShortSide: Int?
 
-        public init(name: String? = nil, maxConcurrentStreams: Int? = nil, storageQuotaBytes: Int64? = nil, maxSourceShortSide: Int? = nil, maxSourceFrameRate: Double? = nil) {
+        public init(name: String? = nil, maxConcurrentStreams: Int? = nil, storageQuotaBytes: Int64? = nil, maxSourceShortSide: Int? = nil, maxSourceFrameRate: Double? = nil, maxRenditionShortSide: Int? = nil) {
+            self.maxRenditionShortSide = maxRenditionShortSide
             self.name = name
             self.maxConcurrentStreams = maxConcurrentStreams
             self.storageQuotaBytes = storageQuotaBytes
@@ -51,7 +55,7 @@ public enum TenantStore {
         }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, maxConcurrentStreams, storageQuotaBytes, maxSourceShortSide, maxSourceFrameRate
+            case name, maxConcurrentStreams, storageQuotaBytes, maxSourceShortSide, maxSourceFrameRate, maxRenditionShortSide
         }
 
         public init(from decoder: any Decoder) throws {
@@ -62,6 +66,7 @@ public enum TenantStore {
             storageQuotaBytes = try c.decodeIfPresent(Int64.self, forKey: .storageQuotaBytes)
             maxSourceShortSide = try c.decodeIfPresent(Int.self, forKey: .maxSourceShortSide)
             maxSourceFrameRate = try c.decodeIfPresent(Double.self, forKey: .maxSourceFrameRate)
+            maxRenditionShortSide = try c.decodeIfPresent(Int.self, forKey: .maxRenditionShortSide)
         }
 
         /// The first field out of range, with what it must be; nil when every field is valid.
@@ -71,6 +76,9 @@ public enum TenantStore {
             if let b = storageQuotaBytes, !(0...(1 << 50)).contains(b) { return ("storageQuotaBytes", "storageQuotaBytes must be from 0 to \(1 << 50)") }
             if let side = maxSourceShortSide, !(144...4320).contains(side) { return ("maxSourceShortSide", "maxSourceShortSide must be from 144 to 4320") }
             if let fps = maxSourceFrameRate, !(1...240).contains(fps) { return ("maxSourceFrameRate", "maxSourceFrameRate must be from 1 to 240") }
+            if let side = maxRenditionShortSide, !(144...2160).contains(side) || side % 2 != 0 {
+                return ("maxRenditionShortSide", "maxRenditionShortSide must be an even number from 144 to 2160")
+            }
             return nil
         }
     }
@@ -81,10 +89,11 @@ public enum TenantStore {
             """
             UPDATE tenants SET name = coalesce($2, name), max_concurrent_streams = coalesce($3::int, max_concurrent_streams),
                 storage_quota_bytes = coalesce($4::bigint, storage_quota_bytes), max_source_short_side = coalesce($5::int, max_source_short_side),
-                max_source_frame_rate = coalesce($6::double precision, max_source_frame_rate)
+                max_source_frame_rate = coalesce($6::double precision, max_source_frame_rate),
+                max_rendition_short_side = coalesce($7::int, max_rendition_short_side)
             WHERE slug = $1
             """, [slug, change.name, change.maxConcurrentStreams.map(String.init), change.storageQuotaBytes.map(String.init),
-                  change.maxSourceShortSide.map(String.init), change.maxSourceFrameRate.map { String($0) }])
+                  change.maxSourceShortSide.map(String.init), change.maxSourceFrameRate.map { String($0) }, change.maxRenditionShortSide.map(String.init)])
         return try find(db, slug: slug)
     }
 
@@ -120,7 +129,7 @@ public enum TenantStore {
 
     private static let columns = """
         t.slug, t.name, t.max_concurrent_streams, t.storage_quota_bytes, t.max_source_short_side, t.max_source_frame_rate,
-        \(SQLTime.utc("t.suspended_at")) AS suspended_at,
+        t.max_rendition_short_side, \(SQLTime.utc("t.suspended_at")) AS suspended_at,
         (SELECT count(*) FROM streams s WHERE s.tenant_id = t.id AND s.status IN ('live', 'reconnecting')) AS live,
         \(SQLTime.utc("t.created_at")) AS created_at
         """
@@ -129,6 +138,7 @@ public enum TenantStore {
         Row(slug: rows.value(i, "slug") ?? "", name: rows.value(i, "name") ?? "",
             maxConcurrentStreams: Int(rows.int(i, "max_concurrent_streams") ?? 0), storageQuotaBytes: rows.int(i, "storage_quota_bytes") ?? 0,
             maxSourceShortSide: Int(rows.int(i, "max_source_short_side") ?? 0), maxSourceFrameRate: rows.value(i, "max_source_frame_rate").flatMap(Double.init) ?? 0,
+            maxRenditionShortSide: Int(rows.int(i, "max_rendition_short_side") ?? 0),
             suspendedAt: rows.value(i, "suspended_at"), liveStreams: Int(rows.int(i, "live") ?? 0), createdAt: rows.value(i, "created_at") ?? "")
     }
 }

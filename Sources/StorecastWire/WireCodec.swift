@@ -88,8 +88,10 @@ public enum WireCodec {
             } else {
                 w.u8(0)
             }
-            if let until = a.replayUntil { w.u8(1); w.i64(until) } else if !a.leaseTicket.isEmpty { w.u8(0) }
-            if !a.leaseTicket.isEmpty { w.u8(UInt8(min(a.leaseTicket.count, maximumLeaseTicket))); w.append(a.leaseTicket.prefix(maximumLeaseTicket)) }
+            // Optional trailing fields, each written when it or one after it is present.
+            if let until = a.replayUntil { w.u8(1); w.i64(until) } else if !a.leaseTicket.isEmpty || a.ladderCeiling != nil { w.u8(0) }
+            if !a.leaseTicket.isEmpty { w.u8(UInt8(min(a.leaseTicket.count, maximumLeaseTicket))); w.append(a.leaseTicket.prefix(maximumLeaseTicket)) } else if a.ladderCeiling != nil { w.u8(0) }
+            if let ceiling = a.ladderCeiling { w.u16(ceiling) }
         case .release(let id):
             w.i64(id)
         case .leaseRenewal(let id, let ticket):
@@ -203,8 +205,16 @@ public enum WireCodec {
                 }
                 var replayUntil: Int64?
                 if !r.isAtEnd, try r.u8() != 0 { replayUntil = try r.i64() }
-                let ticket = r.isAtEnd ? [] : try leaseTicket(&r)
-                message = .assign(Assignment(streamID: streamID, packagerEndpoint: endpoint, profile: profile, replayUntil: replayUntil, leaseTicket: ticket))
+                // An assign's ticket may be empty (length 0) when a ladder ceiling follows.
+                var ticket: [UInt8] = []
+                if !r.isAtEnd { ticket = try r.read(Int(try r.u8())) }
+                var ceiling: UInt16?
+                if !r.isAtEnd {
+                    let side = try r.u16()
+                    guard Assignment.ladderCeilings.contains(side) else { throw WireError(reason: .invalidField("ladder ceiling \(side)")) }
+                    ceiling = side
+                }
+                message = .assign(Assignment(streamID: streamID, packagerEndpoint: endpoint, profile: profile, replayUntil: replayUntil, leaseTicket: ticket, ladderCeiling: ceiling))
             case .release:
                 message = .release(streamID: try r.i64())
             case .leaseRenewal:

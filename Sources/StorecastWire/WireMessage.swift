@@ -202,12 +202,17 @@ public struct Assignment: Equatable, Sendable {
     /// Ingest's proof of this lease, which the worker copies into its announces to the packager
     /// (empty: none).
     public var leaseTicket: [UInt8]
-    public init(streamID: Int64, packagerEndpoint: String, profile: TranscodeProfile? = nil, replayUntil: Int64? = nil, leaseTicket: [UInt8] = []) {
+    /// The tenant's largest rendition, as a short side in pixels (``ladderCeilings``); nil: none.
+    public var ladderCeiling: UInt16?
+    /// The short sides a ladder ceiling may have.
+    public static let ladderCeilings: ClosedRange<UInt16> = 144...2160
+    public init(streamID: Int64, packagerEndpoint: String, profile: TranscodeProfile? = nil, replayUntil: Int64? = nil, leaseTicket: [UInt8] = [], ladderCeiling: UInt16? = nil) {
         self.streamID = streamID
         self.packagerEndpoint = packagerEndpoint
         self.profile = profile
         self.replayUntil = replayUntil
         self.leaseTicket = leaseTicket
+        self.ladderCeiling = ladderCeiling
     }
 }
 

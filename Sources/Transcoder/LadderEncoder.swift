@@ -127,6 +127,7 @@ final class LadderEncoder {
             // The source rung is the publisher's own H.264 or HEVC (`hvc1` in the packager; players
             // that cannot decode HEVC skip it by its CODECS); AV1 is transcoded only.
             sourcePassthrough = settings.sourceRung && (codec == .h264 || codec == .hevc)
+                && Int(min(video.width, video.height)) <= settings.ladderCeiling ?? .max
                 ? TrackConfig(trackID: 0, kind: .video, codec: video.codec, name: TrackConfig.sourceName, timescale: UInt32(Self.videoTimescale),
                               width: video.width, height: video.height, bitrate: video.bitrate, config: video.config)
                 : nil
@@ -175,7 +176,7 @@ final class LadderEncoder {
             thumbnailScaler = FrameScaler(width: size.width, height: size.height, fullRange: true)
             jpegEncoder = try JPEGEncoder(width: size.width, height: size.height)
         }
-        let plans = ladder.plan(sourceWidth: width, sourceHeight: height)
+        let plans = ladder.plan(sourceWidth: width, sourceHeight: height, ceiling: settings.ladderCeiling)
         audioOutTrackID = UInt8(plans.count + 1)
         for (index, plan) in plans.enumerated() {
             let threads = settings.encoderThreads(rung: index, of: plans.count)

@@ -42,15 +42,20 @@ public struct RenditionLadder: Sendable, Equatable {
         RenditionLadder(rungs: rungs.filter { names.contains($0.name) })
     }
 
-    public func plan(sourceWidth: Int, sourceHeight: Int) -> [PlannedRendition] {
+    /// `ceiling` is the tenant's largest rendition (short side): rungs above it are left out,
+    /// and a source above it counts as one of that size (a ceiling below the lowest rung gives
+    /// one rendition at the ceiling).
+    public func plan(sourceWidth: Int, sourceHeight: Int, ceiling: Int? = nil) -> [PlannedRendition] {
         guard sourceWidth > 0, sourceHeight > 0 else { return [] }
         let portrait = sourceHeight > sourceWidth
         let sourceShort = portrait ? sourceWidth : sourceHeight
         let sourceLong = portrait ? sourceHeight : sourceWidth
-        var chosen = rungs.filter { $0.shortSide <= sourceShort }
+        // The largest short side to encode: the source's, or the tenant's ceiling below it.
+        let largest = ceiling.map { min(sourceShort, max(2, $0 / 2 * 2)) } ?? sourceShort
+        var chosen = rungs.filter { $0.shortSide <= largest }
         if chosen.isEmpty, let smallest = rungs.last {
-            // A source below the lowest rung is encoded once at its own size.
-            chosen = [Rung(name: "\(Self.even(Double(sourceShort)))p", shortSide: sourceShort, bitrate: smallest.bitrate)]
+            // A source (or a ceiling) below the lowest rung is encoded once at that size.
+            chosen = [Rung(name: "\(Self.even(Double(largest)))p", shortSide: largest, bitrate: smallest.bitrate)]
         }
         return chosen.map { rung in
             let short = Self.even(Double(rung.shortSide))

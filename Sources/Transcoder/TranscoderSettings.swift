@@ -33,6 +33,9 @@ public struct TranscoderSettings: Sendable, Equatable {
     public var fastStart: Double? = 1
     /// Rungs from a ladder profile; replaces the field ladder (and `rungs`) when set.
     public var profileLadder: RenditionLadder?
+    /// The tenant's largest rendition (short side in pixels), from the lease; nil: none. Rungs
+    /// above it are left out, and so is the source rung of a source above it.
+    public var ladderCeiling: Int?
 
     public init(preset: String = "veryfast", gopSeconds: Double = 2, frameRate: Int = 30, encoderThreads: Int = 0, rungs: [String] = [], maximumQueuedUnits: Int = 600, thumbnailInterval: Double = 5) {
         self.thumbnailInterval = thumbnailInterval
@@ -62,10 +65,12 @@ public struct TranscoderSettings: Sendable, Equatable {
         LadderEncoder.decodeImage(jpeg) != nil
     }
 
-    /// These settings with a stream's ladder profile applied (rungs, preset, GOP, tune).
-    public func applying(_ profile: TranscodeProfile?) -> TranscoderSettings {
-        guard let profile else { return self }
+    /// These settings with a stream's ladder profile (rungs, preset, GOP, tune) and its
+    /// tenant's ladder ceiling applied.
+    public func applying(_ profile: TranscodeProfile?, ceiling: Int? = nil) -> TranscoderSettings {
         var s = self
+        s.ladderCeiling = ceiling
+        guard let profile else { return s }
         s.preset = profile.preset
         s.gopSeconds = Double(profile.gopSeconds)
         s.lowLatency = profile.lowLatency

@@ -152,7 +152,7 @@ final class TranscoderWorker: ZMQActorBody {
         }
         let post = self.post
         let ticket = CurrentLeaseTicket(assignment.leaseTicket)
-        let job = StreamTranscodeJob(streamID: assignment.streamID, settings: settings.applying(assignment.profile), replayUntil: assignment.replayUntil, logger: logger) { out in
+        let job = StreamTranscodeJob(streamID: assignment.streamID, settings: settings.applying(assignment.profile, ceiling: assignment.ladderCeiling.map(Int.init)), replayUntil: assignment.replayUntil, logger: logger) { out in
             // The packager takes this stream's media from this worker once an announce shows
             // the lease ingest gave it.
             guard case .streamAnnounce(var announce) = out else { return post(.output(endpoint: endpoint, out)) }
@@ -160,7 +160,7 @@ final class TranscoderWorker: ZMQActorBody {
             post(.output(endpoint: endpoint, .streamAnnounce(announce)))
         }
         jobs[assignment.streamID] = (job, endpoint, ObjectIdentifier(link), ticket)
-        logger.info("stream assigned", metadata: ["stream": "\(assignment.streamID)", "packager": "\(endpoint)", "ladder_profile": "\(assignment.profile?.name ?? "worker default")", "replay_until_ms": "\(assignment.replayUntil.map(String.init) ?? "-")"])
+        logger.info("stream assigned", metadata: ["stream": "\(assignment.streamID)", "packager": "\(endpoint)", "ladder_profile": "\(assignment.profile?.name ?? "worker default")", "ladder_ceiling": "\(assignment.ladderCeiling.map(String.init) ?? "-")", "replay_until_ms": "\(assignment.replayUntil.map(String.init) ?? "-")"])
     }
 
     func handle(_ command: WorkerCommand) throws {

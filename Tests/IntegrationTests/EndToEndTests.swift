@@ -482,10 +482,13 @@ import Testing
     }
 
     /// An operator gives a tenant a ladder profile through the control API: one 360p rung,
-    /// keyframes every second. The next publish is transcoded that way.
+    /// keyframes every second. The next publish is transcoded that way. At the same time another
+    /// tenant, whose plan goes up to 480p (its maximum ladder), publishes 720p with the worker's
+    /// own field ladder and gets 480p and 360p.
     @Test func tenantLadderProfileShapesTheLadder() async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "profiled")
+        let cappedKey = try await stack.provisionStream(tenant: "capped", stream: "show")
         try stack.start()
         try await stack.waitUntilReady()
         let api = "http://127.0.0.1:\(stack.apiPort)/v1"
@@ -499,12 +502,20 @@ import Testing
         let noStream = try #require(await TestEnvironment.http("PUT", "\(api)/tenants/shop/streams/nope/ladder-profile", json: #"{"name":"mobile"}"#))
         #expect(noStream.status == 404 && String(decoding: noStream.body, as: UTF8.self).contains("\"error\""))
 
+        let ceiling = try #require(await TestEnvironment.http("PATCH", "\(api)/tenants/capped", json: #"{"maxRenditionShortSide":480}"#))
+        #expect(ceiling.status == 200, "\(String(decoding: ceiling.body, as: UTF8.self))")
+
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory)
+        let capped = try EndToEndTests.publisher(url: stack.rtmpURL(key: cappedKey), seconds: 8, logDirectory: stack.logDirectory, size: "1280x720", name: "capped-publisher")
+        defer { capped.stop(grace: 1) }
         let base = "\(stack.playbackBase)/live/shop/profiled"
         let timeline = try await TranscoderPoolTests.timeline(base: base, rendition: "360p", directory: stack.logDirectory)
         _ = await publisher.wait(timeout: 20)
         let master = await TestEnvironment.httpText("\(base)/master.m3u8")
         #expect(EndToEndTests.variants(master).map(\.resolution) == ["640x360"], "only the profile's rung: \(master)")
+        let cappedMaster = await TestEnvironment.httpText("\(stack.playbackBase)/live/capped/show/master.m3u8")
+        #expect(EndToEndTests.variants(cappedMaster).map(\.resolution) == ["854x480", "640x360"], "the field ladder up to the tenant's 480p: \(cappedMaster)")
+        #expect(stack.service("storecast-transcoder")?.log.contains("ladder_ceiling=480") == true)
         let file = try #require(timeline.file)
         let frames = try await EndToEndTests.probe(file, ["-select_streams", "v:0", "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0"])
         let keyTimes = frames.split(separator: "\n").filter { $0.hasPrefix("1,") }.compactMap { Double($0.split(separator: ",")[1]) }

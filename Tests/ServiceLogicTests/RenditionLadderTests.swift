@@ -20,6 +20,25 @@ import StorecastRuntime
         #expect(plan.allSatisfy { $0.width % 2 == 0 && $0.height % 2 == 0 })
     }
 
+    /// The tenant's ladder ceiling (its largest rendition, as a short side).
+    static let ceilings: [(name: String, width: Int, height: Int, ceiling: Int?, expected: [String])] = [
+        ("none", 1920, 1080, nil, ["1080p 1920x1080", "720p 1280x720", "480p 854x480", "360p 640x360"]),
+        ("720 leaves out 1080p", 1920, 1080, 720, ["720p 1280x720", "480p 854x480", "360p 640x360"]),
+        ("a ceiling between rungs", 1920, 1080, 600, ["480p 854x480", "360p 640x360"]),
+        ("above the source: the source decides", 1280, 720, 1080, ["720p 1280x720", "480p 854x480", "360p 640x360"]),
+        ("portrait phone at 480", 720, 1280, 480, ["480p 480x854", "360p 360x640"]),
+        ("below the lowest rung: one rendition at the ceiling", 1920, 1080, 240, ["240p 426x240"]),
+        ("an odd ceiling rounds down to even", 1920, 1080, 241, ["240p 426x240"]),
+    ]
+
+    @Test(arguments: ceilings.indices)
+    func plansUnderTheTenantsCeiling(_ i: Int) {
+        let c = Self.ceilings[i]
+        let plan = RenditionLadder.field.plan(sourceWidth: c.width, sourceHeight: c.height, ceiling: c.ceiling)
+        #expect(plan.map { "\($0.name) \($0.width)x\($0.height)" } == c.expected, "\(c.name)")
+        #expect(TranscoderSettings().applying(nil, ceiling: c.ceiling).ladderCeiling == c.ceiling)
+    }
+
     @Test func fieldBitrates() {
         #expect(RenditionLadder.field.rungs.map(\.bitrate) == [6_000_000, 2_000_000, 800_000, 400_000])
     }

@@ -29,6 +29,8 @@ let wireCases: [String: WireMessage] = [
     "assign-with-replay": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", replayUntil: 123_456)),
     "assign-with-lease": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", leaseTicket: Array(0..<40))),
     "assign-with-replay-and-lease": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", replayUntil: 123_456, leaseTicket: Array(0..<40))),
+    "assign-with-lease-and-ceiling": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", leaseTicket: Array(0..<40), ladderCeiling: 720)),
+    "assign-with-ceiling": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602", ladderCeiling: 480)),
     "batch": .batch([
         .accessUnit(AccessUnit(streamID: 42, trackID: 1, flags: 1, sequence: 1, dts: 0, compositionOffset: 66, data: Hex.bytes("000000026588"))),
         .streamEnd(StreamEnd(streamID: 42, reason: "disconnected")),

@@ -33,6 +33,10 @@ vectors = [
         + bytes([0]) + bytes([40]) + bytes(range(40))),
     ("assign-with-replay-and-lease", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([0])
         + bytes([1]) + struct.pack(">q", 123456) + bytes([40]) + bytes(range(40))),
+    ("assign-with-lease-and-ceiling", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([0])
+        + bytes([0]) + bytes([40]) + bytes(range(40)) + struct.pack(">H", 720)),
+    ("assign-with-ceiling", head(0x12) + struct.pack(">q", 42) + s("tcp://127.0.0.1:5602") + bytes([0])
+        + bytes([0]) + bytes([0]) + struct.pack(">H", 480)),
     ("batch", head(0x05) + struct.pack(">I", 2)
         + blob(head(0x02) + struct.pack(">qBBQqi", 42, 1, 1, 1, 0, 66) + blob(bytes.fromhex("000000026588")))
         + blob(head(0x03) + struct.pack(">q", 42) + s("disconnected"))),

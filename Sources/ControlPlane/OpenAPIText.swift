@@ -1014,6 +1014,7 @@ components:
         width: {type: integer}
         height: {type: integer}
         frameRate: {type: number}
+        bitrate: {type: integer, description: "The source's bitrate (audio and video, without RTMP framing) over its last 5 s of media, in bits per second; updated every 5 s while live."}
     Stream:
       type: object
       required: [id, tenant, slug, title, state, visibility, recording, latencyMode, keyPrefix, createdAt]

@@ -192,6 +192,12 @@ public final class PublishGate: Sendable {
         writes.record("session frame rate", key: "frame rate \(grant.sessionID)") { try StreamCatalog.setFrameRate($0, grant.sessionID, fps) }
     }
 
+    /// The source's bitrate over its last window (``SourceBitrateMeter``), for the session's
+    /// live status; only the newest waits if the database is slow.
+    public func sourceBitrate(_ grant: PublishGrant, _ bitsPerSecond: Int) {
+        writes.record("session bitrate", key: "bitrate \(grant.sessionID)") { try StreamCatalog.setBitrate($0, grant.sessionID, bitsPerSecond) }
+    }
+
     /// The publisher said it is done: end the session now.
     public func unpublished(_ grant: PublishGrant, owner: Int) {
         let ended = shared.withLock { s -> Int64? in

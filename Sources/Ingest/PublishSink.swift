@@ -15,6 +15,8 @@ public protocol PublishSink: Sendable {
     func describe(_ grant: PublishGrant, width: Int?, height: Int?, video: String?, audio: String?)
     /// The frame rate the encoder declared in onMetaData, or as measured when it declared none.
     func frameRate(_ grant: PublishGrant, _ fps: Double)
+    /// The source's bitrate over its last window of media (``SourceBitrateMeter``).
+    func sourceBitrate(_ grant: PublishGrant, _ bitsPerSecond: Int)
     /// The publisher unpublished: the session ends.
     func unpublished(_ grant: PublishGrant, owner: Int)
     /// The connection dropped: the session waits for a reconnect, resuming after `timeline`.

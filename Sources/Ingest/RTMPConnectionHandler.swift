@@ -28,6 +28,7 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
     private var describedSize: (Int, Int)?
     /// Measures the frame rate when the metadata declares none.
     private var frameRate = FrameRateEstimator()
+    private var bitrate = SourceBitrateMeter()
     private var lastReported = ContinuousClock.now - .seconds(1)
     private let gate: any PublishSink
     private var logger: Logger
@@ -196,6 +197,9 @@ public final class RTMPConnectionHandler: ChannelInboundHandler {
                     return refuseSource(reason)
                 }
                 gate.forward(wire, streamID: grant.streamID, on: eventLoop)
+                if case .accessUnit(let unit) = wire, let bps = bitrate.unit(bytes: unit.data.count, dts: unit.dts) {
+                    gate.sourceBitrate(grant, bps)
+                }
                 if case .accessUnit(let unit) = wire, unit.trackID == StreamAssembler.videoTrack, let fps = frameRate.frame(dts: unit.dts) {
                     if let reason = grant.sourceLimits.refusal(frameRate: fps) { return refuseSource(reason) }
                     gate.frameRate(grant, fps)

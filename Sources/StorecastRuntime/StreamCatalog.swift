@@ -168,6 +168,10 @@ public struct StreamCatalog: Sendable {
             [String(sessionID), videoCodec, audioCodec, width.map(String.init), height.map(String.init)])
     }
 
+    public static func setBitrate(_ conn: PostgresConnection, _ sessionID: Int64, _ bitsPerSecond: Int) throws {
+        try conn.execute("UPDATE sessions SET bitrate = $2 WHERE id = $1", [String(sessionID), String(max(0, min(bitsPerSecond, Int(Int32.max))))])
+    }
+
     public static func setFrameRate(_ conn: PostgresConnection, _ sessionID: Int64, _ fps: Double) throws {
         try conn.execute("UPDATE sessions SET frame_rate = $2 WHERE id = $1", [String(sessionID), String(fps)])
     }

@@ -20,6 +20,8 @@ public enum StreamDirectory {
         public var width: Int?
         public var height: Int?
         public var frameRate: Double?
+        /// The source's bitrate (audio and video) over its last 5 s of media, bits per second.
+        public var bitrate: Int?
     }
 
     public struct Stream: Sendable, Codable, Equatable {
@@ -138,7 +140,7 @@ public enum StreamDirectory {
         \(x).id AS \(prefix)id, \(SQLTime.utc("\(x).started_at")) AS \(prefix)started_at, \(SQLTime.utc("\(x).ended_at")) AS \(prefix)ended_at,
         \(x).end_reason AS \(prefix)end_reason, \(x).ingest_node AS \(prefix)ingest_node, \(x).client AS \(prefix)client,
         \(x).video_codec AS \(prefix)video_codec, \(x).audio_codec AS \(prefix)audio_codec, \(x).width AS \(prefix)width,
-        \(x).height AS \(prefix)height, \(x).frame_rate AS \(prefix)frame_rate
+        \(x).height AS \(prefix)height, \(x).frame_rate AS \(prefix)frame_rate, \(x).bitrate AS \(prefix)bitrate
         """
     }
 
@@ -156,7 +158,8 @@ public enum StreamDirectory {
                 endReason: rows.value(i, prefix + "end_reason"), ingestNode: rows.value(i, prefix + "ingest_node") ?? "",
                 client: rows.value(i, prefix + "client"), videoCodec: rows.value(i, prefix + "video_codec"), audioCodec: rows.value(i, prefix + "audio_codec"),
                 width: rows.int(i, prefix + "width").map(Int.init), height: rows.int(i, prefix + "height").map(Int.init),
-                frameRate: rows.value(i, prefix + "frame_rate").flatMap(Double.init))
+                frameRate: rows.value(i, prefix + "frame_rate").flatMap(Double.init),
+                bitrate: rows.int(i, prefix + "bitrate").map { Int($0) })
     }
 
     private static func stream(_ rows: PostgresRows, _ i: Int) -> Stream {

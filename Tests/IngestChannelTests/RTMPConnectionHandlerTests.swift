@@ -28,6 +28,7 @@ final class RecordingSink: PublishSink {
         events.withLock { $0.append("describe \(width ?? 0)x\(height ?? 0)") }
     }
     func frameRate(_ grant: PublishGrant, _ fps: Double) { events.withLock { $0.append("framerate \(Int(fps))") } }
+    func sourceBitrate(_ grant: PublishGrant, _ bitsPerSecond: Int) { events.withLock { $0.append("bitrate") } }
     func unpublished(_ grant: PublishGrant, owner: Int) { events.withLock { $0.append("unpublished") } }
     func dropped(_ grant: PublishGrant, owner: Int, timeline: StreamTimeline?) { events.withLock { $0.append("dropped") } }
 }

@@ -8,8 +8,10 @@ import Testing
     /// ffmpeg publishing testsrc2 at 854x480, 30 fps, H.264 + AAC, in real time.
     /// ffmpeg publishing testsrc2 with a 2 s GOP; `bFrames`: x264 veryfast with two B-frames
     /// (pictures out of decode order, as OBS's default settings send) instead of ultrafast zerolatency.
-    static func publisher(url: String, seconds: Int, logDirectory: URL, bFrames: Bool = false, size: String = "854x480", name: String = "ffmpeg-publisher") throws -> ServiceProcess {
-        let x264 = bFrames ? ["-preset", "veryfast", "-bf", "2"] : ["-preset", "ultrafast", "-tune", "zerolatency"]
+    /// `videoBitrate` (kbit/s) holds x264 to that rate (its VBV); nil leaves x264's default CRF.
+    static func publisher(url: String, seconds: Int, logDirectory: URL, bFrames: Bool = false, size: String = "854x480", name: String = "ffmpeg-publisher", videoBitrate: Int? = nil) throws -> ServiceProcess {
+        let x264 = (bFrames ? ["-preset", "veryfast", "-bf", "2"] : ["-preset", "ultrafast", "-tune", "zerolatency"])
+            + (videoBitrate.map { ["-b:v", "\($0)k", "-maxrate", "\($0)k", "-bufsize", "\($0 / 2)k", "-x264-params", "nal-hrd=cbr"] } ?? [])
         return try ServiceProcess(name: name, executable: try TestEnvironment.which("ffmpeg"), arguments: [
             "-hide_banner", "-loglevel", "error", "-re",
             "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30",

@@ -54,7 +54,7 @@ import Testing
         }
         #expect(waiting, "the player page waits on the stream's events")
         let opened = Date()
-        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 10, logDirectory: stack.logDirectory, size: "426x240")
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 10, logDirectory: stack.logDirectory, size: "426x240", videoBitrate: 400)
         defer { publisher.stop(grace: 1) }
         let ended = await StorecastStack.eventually(timeout: .seconds(45)) {
             ((try? await browser.evaluate("return [window.got, window.wsGot].every(g => g.some(e => e.type === 'stream.ended'))")) as? Bool) ?? false
@@ -93,6 +93,13 @@ import Testing
         // Each stream event's data is the body its webhooks get: {type, timestamp, data}.
         let data = ((got.last?["data"] as? [String: Any])?["data"] as? [String: Any]) ?? [:]
         #expect(data["stream"] as? String == "live" && (data["reason"] as? String)?.isEmpty == false, "\(data)")
+
+        // The session's source bitrate, as ingest measured it: x264 held at 400 kbit/s (CBR)
+        // plus 96 kbit/s of AAC.
+        let sessions = String(decoding: try #require(await TestEnvironment.http("GET", "\(api)/v1/tenants/shop/streams/live/sessions", json: nil)).body, as: UTF8.self)
+        let bitrate = try #require(sessions.firstMatch(of: /"bitrate":(\d+)/).flatMap { Int($0.1) }, "\(sessions)")
+        print("EventStreamTests: source bitrate \(bitrate) bit/s for x264 at 400 kbit/s CBR and AAC at 96 kbit/s")
+        #expect((400_000...600_000).contains(bitrate), "\(sessions)")
 
         // A private stream's events need its playback token.
         let events = "\(api)/v1/tenants/shop/streams/secret/events"

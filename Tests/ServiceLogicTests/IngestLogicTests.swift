@@ -311,3 +311,49 @@ import Testing
         #expect((0..<200).compactMap { estimator.frame(dts: Int64($0) * 33) }.isEmpty)
     }
 }
+
+/// The source's bitrate, from its access units' sizes and decode times: a golden table of
+/// publishers, each a list of stretches (milliseconds of stream time, video bits per second,
+/// audio bits per second, and a jump in the timestamps before the stretch).
+@Suite struct SourceBitrateMeterTests {
+    struct Stretch { var ms: Int64; var video: Int; var audio: Int; var jump: Int64 = 0 }
+    static let cases: [(name: String, stretches: [Stretch], expected: [Int])] = [
+        ("steady 2 Mbit/s video with 128 kbit/s audio", [Stretch(ms: 15_100, video: 2_000_000, audio: 128_000)], [2_128_000, 2_128_000, 2_128_000]),
+        ("the phone cuts its bitrate by a quarter", [Stretch(ms: 10_100, video: 2_000_000, audio: 128_000), Stretch(ms: 10_000, video: 1_500_000, audio: 128_000)],
+         [2_128_000, 2_128_000, 1_628_000, 1_628_000]),
+        ("the app in the background: audio only", [Stretch(ms: 5_000, video: 2_000_000, audio: 128_000), Stretch(ms: 10_100, video: 0, audio: 128_000)],
+         [2_128_000, 128_000, 128_000]),
+        ("an 8 s stall starts a new window, never one stretched over it",
+         [Stretch(ms: 7_000, video: 1_000_000, audio: 0), Stretch(ms: 5_100, video: 1_000_000, audio: 0, jump: 8_000)], [1_000_000, 1_000_000]),
+        ("timestamps jump back 5 s", [Stretch(ms: 6_000, video: 1_000_000, audio: 0), Stretch(ms: 5_100, video: 1_000_000, audio: 0, jump: -11_000)],
+         [1_000_000, 1_000_000]),
+        ("under one window: nothing yet", [Stretch(ms: 4_900, video: 6_000_000, audio: 128_000)], []),
+    ]
+
+    @Test(arguments: cases.indices)
+    func measuresEachWindow(_ i: Int) {
+        let c = Self.cases[i]
+        var meter = SourceBitrateMeter()
+        var figures: [Int] = []
+        var clock: Int64 = 90_000  // a continuing session's timeline does not start at 0
+        for stretch in c.stretches {
+            clock += stretch.jump
+            let end = clock + stretch.ms
+            // Video at 30 fps, audio in 1024-sample AAC frames at 48 kHz (21.33 ms), interleaved
+            // by decode time as a publisher sends them.
+            var units: [(dts: Int64, bytes: Int)] = []
+            var v = 0.0
+            while clock + Int64(v) < end { units.append((clock + Int64(v), stretch.video / 8 / 30)); v += 1000.0 / 30 }
+            var a = 0.0
+            while stretch.audio > 0, clock + Int64(a) < end { units.append((clock + Int64(a), Int(Double(stretch.audio) / 8 * 1024 / 48_000))); a += 1024_000.0 / 48_000 }
+            for u in units.sorted(by: { $0.dts < $1.dts }) {
+                if let bps = meter.unit(bytes: u.bytes, dts: u.dts) { figures.append(bps) }
+            }
+            clock = end
+        }
+        #expect(figures.count == c.expected.count, "\(c.name): \(figures)")
+        for (got, want) in zip(figures, c.expected) {
+            #expect(abs(Double(got) / Double(want) - 1) < 0.02, "\(c.name): \(figures), expected \(c.expected)")
+        }
+    }
+}

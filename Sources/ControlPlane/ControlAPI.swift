@@ -306,6 +306,7 @@ public enum ControlAPI {
         streamRoutes(book, catalog: catalog)
         webhookRoutes(book, catalog: catalog, settings: webhooks)
         eventRoutes(book, catalog: catalog, feed: feed)
+        highlightRoutes(book, catalog: catalog)
         return (router, book.routes)
     }
 
@@ -331,10 +332,11 @@ public enum ControlAPI {
         }
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: APIRequestContext) async throws -> T {
+    /// The body as `T`; `limit` caps it below the API's `maximumBodyBytes` (413 over it).
+    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: APIRequestContext, limit: Int = maximumBodyBytes) async throws -> T {
         let buffer: ByteBuffer
-        do { buffer = try await request.body.collect(upTo: maximumBodyBytes) } catch {
-            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(maximumBodyBytes) bytes.")
+        do { buffer = try await request.body.collect(upTo: min(limit, maximumBodyBytes)) } catch {
+            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(min(limit, maximumBodyBytes)) bytes here.")
         }
         do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch let problem as JSONFieldProblem {
             throw APIError.badRequest(problem.message, field: problem.field)

@@ -28,6 +28,7 @@ tags:
   - name: playback
   - name: recordings
   - name: webhooks
+  - name: highlights
   - name: operations
 paths:
   /v1/tenants:
@@ -540,6 +541,61 @@ paths:
                   sessions: {type: array, items: {$ref: "#/components/schemas/Session"}}
                   next: {type: [string, "null"]}
         default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/streams/{stream}/highlights:
+    parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}]
+    post:
+      operationId: postHighlight
+      tags: [highlights]
+      summary: Show a product card on the live show, in step with its video.
+      description: |
+        The card starts at the moment the API received it: the program date-time of the frame that
+        was live then. The stream's packager writes it into every rendition's media playlists as an
+        `EXT-X-DATERANGE` (CLASS `com.storecast.highlight`, the fields as `X-` attributes, DURATION or
+        END-ON-NEXT), where hls.js (enableDateRangeMetadataCues) and Safari turn it into a metadata cue.
+        At most 5 a second per stream (429 with Retry-After) and 1 KiB per request (413).
+      x-storecast-access: tenant:highlights
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              required: [productId, title]
+              properties:
+                productId: {type: string, minLength: 1, maxLength: 64, pattern: "^[^\"\\u0000-\\u001f\\u007f]*$"}
+                title: {type: string, minLength: 1, maxLength: 120, pattern: "^[^\"\\u0000-\\u001f\\u007f]*$"}
+                price: {type: string, pattern: "^[0-9]{1,12}(\\.[0-9]{1,4})?$", description: "A decimal number as a string, such as \"19.99\"; needs currency."}
+                currency: {type: string, pattern: "^[A-Z]{3}$", description: ISO 4217.}
+                imageUrl: {type: string, format: uri, maxLength: 300, pattern: "^https?://[^\"\\s]+$"}
+                link: {type: string, format: uri, maxLength: 300, pattern: "^https?://[^\"\\s]+$"}
+                durationSeconds: {type: number, minimum: 0.1, maximum: 3600, description: "How long the card shows; without it, until the show's next card."}
+      responses:
+        "201":
+          description: Posted; on the players within a part.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Highlight"}
+        default: {$ref: "#/components/responses/Error"}
+    get:
+      operationId: listHighlights
+      tags: [highlights]
+      summary: The stream's product cards, newest first (those of one show with `session`).
+      x-storecast-access: tenant:streams:read
+      parameters:
+        - {name: session, in: query, schema: {type: integer, minimum: 1}, description: A session id from the stream's sessions.}
+        - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000, default: 100}}
+      responses:
+        "200":
+          description: The cards.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [highlights]
+                properties:
+                  highlights: {type: array, items: {$ref: "#/components/schemas/Highlight"}}
+        default: {$ref: "#/components/responses/Error"}
   /v1/tenants/{tenant}/streams/{stream}/playback:
     parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}]
     get:
@@ -999,6 +1055,23 @@ components:
         createdAt: {type: string, format: date-time}
         lastUsedAt: {type: string, format: date-time}
         revokedAt: {type: string, format: date-time}
+    Highlight:
+      type: object
+      required: [id, tenant, stream, session, productId, title, startDate, startSeconds]
+      properties:
+        id: {type: integer}
+        tenant: {$ref: "#/components/schemas/Slug"}
+        stream: {$ref: "#/components/schemas/Slug"}
+        session: {type: integer, description: The show (session) it was posted in.}
+        productId: {type: string}
+        title: {type: string}
+        price: {type: string}
+        currency: {type: string}
+        imageUrl: {type: string}
+        link: {type: string}
+        durationSeconds: {type: number}
+        startDate: {type: string, format: date-time, description: "The EXT-X-DATERANGE's START-DATE: when the API received it."}
+        startSeconds: {type: number, description: startDate as seconds since 1970.}
     Session:
       type: object
       required: [id, startedAt, ingestNode]

@@ -85,7 +85,8 @@ import Testing
                     || (SELECT coalesce(string_agg(k.id || k.name || array_to_string(k.scopes, ',') || coalesce(k.revoked_at::text, ''), '|' ORDER BY k.id), '') FROM api_keys k)
                     || (SELECT coalesce(string_agg(p::text, '|' ORDER BY p.id), '') FROM ladder_profiles p)
                     || (SELECT coalesce(string_agg(r::text, '|' ORDER BY r.id), '') FROM recordings r)
-                    || (SELECT coalesce(string_agg(w::text, '|' ORDER BY w.id), '') FROM webhook_endpoints w) AS everything
+                    || (SELECT coalesce(string_agg(w::text, '|' ORDER BY w.id), '') FROM webhook_endpoints w)
+                    || (SELECT coalesce(string_agg(h::text, '|' ORDER BY h.id), '') FROM highlights h) AS everything
                 """)
             return r.value(0, "everything") ?? ""
         }
@@ -132,6 +133,8 @@ import Testing
         "POST /v1/tenants/:tenant/webhooks/:endpoint/enable": nil,
         "GET /v1/tenants/:tenant/webhooks/:endpoint/deliveries": nil,
         "POST /v1/tenants/:tenant/webhooks/:endpoint/deliveries/:delivery/replay": nil,
+        "POST /v1/tenants/:tenant/streams/:stream/highlights": #"{"productId":"sku-1","title":"Red dress","price":"49.90","currency":"EUR"}"#,
+        "GET /v1/tenants/:tenant/streams/:stream/highlights": nil,
     ]
 
     /// Tenant isolation over every registered route: tenant A's key against tenant B's things is
@@ -153,6 +156,11 @@ import Testing
             INSERT INTO recordings (stream_id, packager_node, state, bytes, ended_at)
             SELECT s.id, 'packager-x', 'ready', 1000, now() FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = 'b' AND s.slug = 'show' RETURNING id
             """).value(0, "id"))
+        // B's show is on, so a highlight posted to it would be taken.
+        _ = try await api.db.execute("""
+            WITH s AS (UPDATE streams SET status = 'live' WHERE slug = 'show' AND tenant_id = (SELECT id FROM tenants WHERE slug = 'b') RETURNING id)
+            INSERT INTO sessions (stream_id, ingest_node, remote_addr) SELECT id, 'ingest-x', '127.0.0.1' FROM s
+            """)
         let all = ["streams:read", "streams:write", "playback:sign", "recordings", "webhooks", "highlights"]
         let keyA = try await api.key("a", scopes: all)
         let keyB = try await api.key("b", scopes: all)
@@ -335,6 +343,65 @@ import Testing
         #expect(left.value(0, "n") == "0", "nothing of it is left")
         let queued = try await api.db.execute("SELECT recording_id || ' ' || tenant || '/' || stream AS q FROM recording_deletions")
         #expect(queued.value(0, "q") == "\(recording) shop/live", "its recording's files are queued for removal")
+    }
+
+    /// Product highlights on a live show (issue 18), as a golden table in order: validation,
+    /// the 1 KiB cap (413), 5 a second per show (429 with Retry-After), a show that is not on
+    /// (409), the highlights scope, and the list.
+    @Test func highlightsAsAGoldenTable() async throws {
+        let api = try await API()
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        for s in ["live", "later"] {
+            #expect(await api.call("POST", "/v1/tenants/shop/streams", json: #"{"slug":"\#(s)"}"#, token: TestEnvironment.adminToken).status == 201)
+        }
+        let session = try #require(try await api.db.execute("""
+            WITH s AS (UPDATE streams SET status = 'live' WHERE slug = 'live' RETURNING id)
+            INSERT INTO sessions (stream_id, ingest_node, remote_addr) SELECT id, 'ingest-x', '127.0.0.1' FROM s RETURNING id
+            """).value(0, "id"))
+        let poster = try await api.key("shop", scopes: ["highlights"])
+        let reader = try await api.key("shop", scopes: ["streams:read"])
+        let h = "/v1/tenants/shop/streams/live/highlights"
+        let card = #"{"productId":"sku-1","title":"Red dress","price":"49.90","currency":"EUR","imageUrl":"https://cdn.example.com/d.jpg","link":"https://shop.example.com/d","durationSeconds":20}"#
+        let table: [(method: String, path: String, body: String?, token: String, status: Int, says: String)] = [
+            ("POST", h, card, poster.text, 201, #""productId":"sku-1""#),
+            ("POST", h, #"{"productId":"sku-2","title":"Blue hat"}"#, poster.text, 201, #""session":\#(session)"#),
+            ("POST", h, #"{"productId":"sku-3","title":"Say \"hi\""}"#, poster.text, 400, #""field":"title""#),
+            ("POST", h, #"{"productId":"sku-3","title":"Line\nbreak"}"#, poster.text, 400, #""field":"title""#),
+            ("POST", h, #"{"productId":"","title":"x"}"#, poster.text, 400, #""field":"productId""#),
+            ("POST", h, #"{"productId":"sku-3","title":"x","price":"49,90","currency":"EUR"}"#, poster.text, 400, #""field":"price""#),
+            ("POST", h, #"{"productId":"sku-3","title":"x","price":"49.90"}"#, poster.text, 400, "a price needs its currency"),
+            ("POST", h, #"{"productId":"sku-3","title":"x","currency":"euro"}"#, poster.text, 400, #""field":"currency""#),
+            ("POST", h, #"{"productId":"sku-3","title":"x","link":"javascript:alert(1)"}"#, poster.text, 400, #""field":"link""#),
+            ("POST", h, #"{"productId":"sku-3","title":"x","durationSeconds":0}"#, poster.text, 400, #""field":"durationSeconds""#),
+            ("POST", h, #"{"productId":"sku-3","title":"x","colour":"red"}"#, poster.text, 400, #""field":"colour""#),
+            ("POST", h, #"{"productId":"sku-3"}"#, poster.text, 400, #""code":"bad_request""#),
+            ("POST", h, #"{"productId":"sku-3","title":"\#(String(repeating: "x", count: 1000))"}"#, poster.text, 413, #""code":"body_too_large""#),
+            ("POST", h, #"{"productId":"sku-3","title":"x"}"#, reader.text, 403, "highlights"),
+            ("POST", "/v1/tenants/shop/streams/later/highlights", #"{"productId":"sku-3","title":"x"}"#, poster.text, 409, "is idle"),
+            ("POST", "/v1/tenants/shop/streams/ghost/highlights", #"{"productId":"sku-3","title":"x"}"#, poster.text, 404, "no stream ghost"),
+            ("GET", h, nil, reader.text, 200, #""productId":"sku-2""#),
+            ("GET", "\(h)?session=\(session)&limit=1", nil, reader.text, 200, #""title":"Blue hat""#),
+            ("GET", "\(h)?limit=0", nil, reader.text, 400, #""field":"limit""#),
+            ("GET", "/v1/tenants/shop/streams/ghost/highlights", nil, reader.text, 404, "no stream ghost"),
+        ]
+        for (i, c) in table.enumerated() {
+            let r = await api.call(c.method, c.path, json: c.body, token: c.token)
+            #expect(r.status == c.status && r.body.contains(c.says), "row \(i): \(c.method) \(c.path) \(c.body?.prefix(80) ?? "") → \(r.status) \(r.body)")
+        }
+        // The card as posted, starting when the API received it.
+        let first = await api.call("GET", "\(h)?limit=1000", token: reader.text)
+        #expect(first.body.contains(#""durationSeconds":20"#) && first.body.contains(#""imageUrl":"https:\/\/cdn.example.com\/d.jpg""#), "\(first.body)")
+        // Five a second per show: a burst of eight gets three 429s with Retry-After 1, and the
+        // show can post again a second later.
+        var statuses: [Int] = []
+        for n in 0..<8 { statuses.append(await api.call("POST", h, json: #"{"productId":"burst-\#(n)","title":"x"}"#, token: poster.text).status) }
+        #expect(statuses.filter { $0 == 201 }.count <= 5 && statuses.filter { $0 == 429 }.count >= 3, "\(statuses)")
+        let limited = await api.call("POST", h, json: #"{"productId":"more","title":"x"}"#, token: poster.text)
+        #expect(limited.status == 429 && limited.body.contains(#""code":"rate_limited""#), "\(limited.status) \(limited.body)")
+        #expect(limited.headers.first { $0.key.lowercased() == "retry-after" }?.value == "1", "\(limited.headers)")
+        try await Task.sleep(for: .milliseconds(1100))
+        #expect(await api.call("POST", h, json: #"{"productId":"again","title":"x"}"#, token: poster.text).status == 201)
     }
 
     /// A key does only what its scopes say, and cannot make or revoke a key with more.

@@ -160,7 +160,7 @@ let package = Package(
             swiftSettings: swift6),
         .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(name: "FMP4Tests", dependencies: ["FMP4", "MediaFormats", "StorecastTestSupport"], swiftSettings: swift6),
-        .testTarget(name: "HLSTests", dependencies: ["HLS"], swiftSettings: swift6),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "BinaryCoding", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "ServiceLogicTests",

@@ -93,6 +93,9 @@ public struct MediaPlaylist: Equatable, Sendable {
     public var renditionReports: [RenditionReport]
     /// A delta update (`_HLS_skip=YES`): this many segments at the start are replaced by EXT-X-SKIP.
     public var skippedSegments: Int
+    /// EXT-X-DATERANGE tags, written only when a segment has a program date-time (section
+    /// 4.4.5.1 needs one) and in delta updates too (CAN-SKIP-DATERANGES is not offered).
+    public var dateRanges: [DateRange] = []
 
     public init(targetDuration: Int, mapURI: String, segments: [PlaylistSegment], discontinuitySequence: Int = 0, ended: Bool = false, playlistType: String? = nil,
                 partTarget: Double? = nil, serverControl: ServerControl? = nil, trailingParts: [PlaylistPart] = [], preloadHintURI: String? = nil,
@@ -133,6 +136,7 @@ public struct MediaPlaylist: Equatable, Sendable {
         if let playlistType { lines.append("#EXT-X-PLAYLIST-TYPE:\(playlistType)") }
         lines.append("#EXT-X-MAP:URI=\"\(mapURI)\"")
         if skippedSegments > 0 { lines.append("#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skippedSegments)") }
+        if segments.contains(where: { $0.programDateTime != nil }) { lines += dateRanges.map { $0.render() } }
         // A map that changed among the skipped segments is restated for the first listed one.
         var carriedMap = segments.prefix(skippedSegments).last { $0.mapURI != nil }?.mapURI
         for s in segments.dropFirst(skippedSegments) {

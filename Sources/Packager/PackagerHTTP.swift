@@ -156,7 +156,7 @@ enum PackagerHTTP {
                 let token = tokenQuery(request)
                 let text = rendered.playlist("\(key)|\(name)|\(token)|\(directives.skip)|\(settings.lowLatency != nil)", version: version) {
                     rendition.mediaPlaylist(targetDuration: settings.targetDuration, lowLatency: settings.lowLatency, query: token, skip: directives.skip,
-                                            reports: package.renditionReports(besides: name, query: token))
+                                            reports: package.renditionReports(besides: name, query: token), dateRanges: package.highlights)
                 }
                 let cache = rendition.ended ? "max-age=60" : directives.isBlocking ? "no-store" : "no-cache"
                 return playlist(text, request: request, cache: cache)

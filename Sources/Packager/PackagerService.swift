@@ -1,3 +1,4 @@
+import Foundation
 import ConnectionBudget
 import Hummingbird
 import Logging
@@ -212,6 +213,34 @@ public final class PackagerService: Service, Sendable {
             }
         }
         defer { janitor.cancel() }
+        // Product cards (issue 18): read every 250 ms, put into the playlists of the streams
+        // served here (each card starts at the moment the API received it, whenever it is read).
+        let cards = Task { [logger, store] in
+            guard let database else { return }
+            let written = Counter(label: "storecast_packager_highlights_total")
+            var book = HighlightBook()
+            var failing = false
+            while !Task.isCancelled {
+                do {
+                    let after = book.lastID
+                    let read = try await database.run { try HighlightStore.since($0, afterID: after) }
+                    if failing { logger.info("reading product highlights again") }
+                    failing = false
+                    _ = book.add(read)
+                    book.prune(now: Date().timeIntervalSince1970)
+                    for (key, ranges) in book.byKey {
+                        guard let package = store.package(key), package.highlights != ranges else { continue }
+                        written.increment(by: ranges.filter { r in !package.highlights.contains { $0.id == r.id } }.count)
+                        store.update(key) { $0?.highlights = ranges }
+                    }
+                } catch {
+                    if !failing { logger.warning("cannot read product highlights; shows go on without new cards until the database answers", metadata: ["error": "\(error)"]) }
+                    failing = true
+                }
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        defer { cards.cancel() }
         try await app.run()
         registration.cancel()
         if let database { _ = try? await database.run { try NodeRegistry.remove($0, id: config.node) } }

@@ -22,10 +22,17 @@ enum PlayerPage {
         <title>\(escape(title)) · Storecast</title>
         <style>body{margin:0;background:#111;color:#eee;font:14px system-ui,sans-serif}
         video{width:100%;max-height:90vh;background:#000;display:block}
-        #status{padding:8px 12px;opacity:.8}</style>
+        #status{padding:8px 12px;opacity:.8}
+        #stage{position:relative}
+        #card{position:absolute;left:12px;bottom:12px;display:flex;gap:10px;align-items:center;max-width:80%;padding:8px 12px 8px 8px;
+          border-radius:12px;background:rgba(255,255,255,.92);color:#111;box-shadow:0 4px 16px rgba(0,0,0,.4)}
+        #card[hidden]{display:none}
+        #card img{width:56px;height:56px;object-fit:cover;border-radius:8px;background:#ddd}
+        #card .title{font-weight:600}#card a{color:#0a58ca}</style>
         \(hls)
         </head><body>
-        <video id="player" controls autoplay muted playsinline></video>
+        <div id="stage"><video id="player" controls autoplay muted playsinline></video>
+        <div id="card" hidden><img alt=""><div><div class="title"></div><div class="price"></div><a target="_blank" rel="noopener">Shop now</a></div></div></div>
         <div id="status">Loading \(escape(title))…</div>
         <script>
         const src = \(jsString(playlistURL));
@@ -45,6 +52,54 @@ enum PlayerPage {
           say('Live');
         });
         video.addEventListener('waiting', () => { if (video.currentTime > 0) waitingSince = performance.now(); say('Buffering…'); });
+        // Product cards (issue 18): the origin writes each as an EXT-X-DATERANGE of CLASS
+        // com.storecast.highlight; hls.js (enableDateRangeMetadataCues) and Safari turn it into
+        // metadata cues, one per X- attribute, all with the range's id. Every video frame shows
+        // the newest card whose range holds that frame, so the card comes with the frame it
+        // belongs to, not at the next timeupdate. Each card shown is recorded with the frame's
+        // program date-time (hls.js) against the range's START-DATE, for tests and benchmarks.
+        const cardBox = document.getElementById('card');
+        window.storecastCards = [];
+        let cardShown = null;
+        function cardAt(mediaTime) {
+          let best = null;
+          for (const track of video.textTracks) {
+            if (track.kind !== 'metadata' || !track.cues) continue;
+            const byId = {};
+            for (const cue of track.cues) {
+              const v = cue.value;
+              if (!v || typeof v.key !== 'string' || !cue.id.startsWith('highlight-') || cue.startTime > mediaTime || mediaTime >= cue.endTime) continue;
+              (byId[cue.id] = byId[cue.id] || { id: cue.id, start: cue.startTime })[v.key] = String(v.data);
+            }
+            for (const c of Object.values(byId)) if (c['X-TITLE'] && (!best || c.start > best.start)) best = c;
+          }
+          return best;
+        }
+        function showCard(c, mediaTime) {
+          cardShown = c;
+          if (!c) { cardBox.hidden = true; return; }
+          cardBox.querySelector('.title').textContent = c['X-TITLE'];
+          cardBox.querySelector('.price').textContent = c['X-PRICE'] ? c['X-PRICE'] + ' ' + (c['X-CURRENCY'] || '') : '';
+          const img = cardBox.querySelector('img');
+          if (/^https?:\\/\\//.test(c['X-IMAGE-URL'] || '')) { img.src = c['X-IMAGE-URL']; img.hidden = false; } else img.hidden = true;
+          const link = cardBox.querySelector('a');
+          if (/^https?:\\/\\//.test(c['X-LINK'] || '')) { link.href = c['X-LINK']; link.hidden = false; } else link.hidden = true;
+          cardBox.hidden = false;
+          // The frame's program date-time, as hls.js maps media time: its fragment's plus the offset into it.
+          const details = window.storecastHls && window.storecastHls.latestLevelDetails;
+          const range = details && details.dateRanges && details.dateRanges[c.id];
+          const frag = details && details.fragments.find(f => f.start <= mediaTime && mediaTime < f.start + f.duration);
+          window.storecastCards.push({ id: c.id, title: c['X-TITLE'], mediaTime, shownAt: Date.now(),
+            framePDT: frag && frag.programDateTime ? frag.programDateTime + (mediaTime - frag.start) * 1000 : null,
+            startDate: range && range.startDate ? range.startDate.getTime() : null });
+        }
+        function onFrame(now, meta) {
+          const c = cardAt(meta.mediaTime);
+          if ((c && c.id) !== (cardShown && cardShown.id)) showCard(c, meta.mediaTime);
+          video.requestVideoFrameCallback(onFrame);
+        }
+        if ('requestVideoFrameCallback' in video) video.requestVideoFrameCallback(onFrame);
+        else video.addEventListener('timeupdate', () => { const c = cardAt(video.currentTime); if ((c && c.id) !== (cardShown && cardShown.id)) showCard(c, video.currentTime); });
         // Wait until the origin has the stream: 404 before it is announced; once announced the
         // origin holds master.m3u8 until every rendition has a whole segment. A page opened before
         // the show fetches the playlist once, then waits on the stream's events (stream.live, or

@@ -183,7 +183,9 @@ public struct RenditionPackage: Sendable {
 
     /// The media playlist. `query` is appended to every URI (a playback token); parts are listed
     /// for the last `partSegments` segments when `lowLatency` is set.
-    public func mediaPlaylist(targetDuration: Double, lowLatency: LowLatencySettings?, query: String = "", skip: Bool = false, reports: [RenditionReport] = []) -> String {
+    /// `dateRanges` are the stream's product cards; those that ended before the first listed
+    /// segment are left out.
+    public func mediaPlaylist(targetDuration: Double, lowLatency: LowLatencySettings?, query: String = "", skip: Bool = false, reports: [RenditionReport] = [], dateRanges: [DateRange] = []) -> String {
         let uri = PlaylistURIs(query: query)
         let partsFrom = (segments.last?.sequence ?? 0) - (lowLatency?.partSegments ?? 0) + 1
         let all = listedSegments
@@ -198,6 +200,9 @@ public struct RenditionPackage: Sendable {
         // the target does not change, so it covers every segment so far, not only those listed.
         let target = max(Int(targetDuration.rounded()), Int(max(longestSegment, all.map(\.duration).max() ?? 0).rounded()), 1)
         var playlist = MediaPlaylist(targetDuration: target, mapURI: uri.initSegment(all.first?.initVersion ?? initVersion), segments: listed, discontinuitySequence: discontinuitySequence, ended: ended)
+        if let first = all.first?.programDateTime {
+            playlist.dateRanges = dateRanges.filter { ($0.endDate(among: dateRanges) ?? .infinity) >= first }
+        }
         if let ll = lowLatency {
             let skipBoundary = Double(target) * 6
             playlist.partTarget = ll.partTarget
@@ -281,6 +286,9 @@ public struct StreamPackage: Sendable {
     public var ended = false
     /// The latest preview still (JPEG) from the transcoder.
     public var thumbnail: Thumbnail?
+    /// Product cards posted on the stream (``HighlightBook``), oldest first: EXT-X-DATERANGE
+    /// tags in every media playlist.
+    public var highlights: [DateRange] = []
 
     /// Names of the video renditions, best first.
     public var videoRenditions: [RenditionPackage] {

@@ -144,13 +144,16 @@ public enum HighlightStore {
         return (0..<rows.count).map { highlight(rows, $0) }
     }
 
-    /// Cards with an id above `afterID`, oldest first: what a packager has not seen yet. Its
-    /// first call (`afterID` nil) takes those that started in the last `recent` seconds.
+    /// Cards with an id above `afterID`, oldest first: what a packager has not seen yet, plus
+    /// those of the last 2 s again (an insert with a lower id can commit after a higher one;
+    /// the reader drops repeats). Its first call (`afterID` nil) takes those that started in the
+    /// last `recent` seconds.
     public static func since(_ db: PostgresConnection, afterID: Int64?, recent: Double = 600, limit: Int = 500) throws -> [Highlight] {
         let rows = try db.execute(
             """
             SELECT \(columns) \(from)
-            WHERE ($1::bigint IS NOT NULL AND h.id > $1::bigint) OR ($1::bigint IS NULL AND h.starts_at > now() - make_interval(secs => $2::double precision))
+            WHERE ($1::bigint IS NOT NULL AND (h.id > $1::bigint OR h.starts_at > now() - interval '2 seconds'))
+               OR ($1::bigint IS NULL AND h.starts_at > now() - make_interval(secs => $2::double precision))
             ORDER BY h.id LIMIT $3
             """, [afterID.map(String.init), String(recent), String(limit)])
         return (0..<rows.count).map { highlight(rows, $0) }

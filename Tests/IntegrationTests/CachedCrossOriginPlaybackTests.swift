@@ -43,6 +43,22 @@ import Testing
             """
     }
 
+    /// nginx with `proxy_cache` in front of the stack's packager, and a shop's origin; up once
+    /// `/healthz` answers through it.
+    static func startCache(for stack: StorecastStack) async throws -> (nginx: ServiceProcess, cdn: String, shopPort: Int) {
+        let (cdnPort, shopPort) = (try TestEnvironment.freePort(), try TestEnvironment.freePort())
+        let cdn = "http://127.0.0.1:\(cdnPort)"
+        let dir = stack.logDirectory
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("shop"), withIntermediateDirectories: true)
+        let config = dir.appendingPathComponent("nginx.conf")
+        try Data(nginxConfig(directory: dir, cdnPort: cdnPort, shopPort: shopPort, packagerPort: stack.httpPort).utf8).write(to: config)
+        let nginxBinary = (try? TestEnvironment.which("nginx")) ?? URL(fileURLWithPath: "/usr/sbin/nginx")
+        let nginx = try ServiceProcess(name: "nginx", executable: nginxBinary, arguments: ["-c", config.path], logDirectory: dir)
+        let up = await StorecastStack.eventually(timeout: .seconds(10)) { await TestEnvironment.httpGet("\(cdn)/healthz")?.status == 200 }
+        #expect(up, "nginx in front of the packager: \(nginx.log)")
+        return (nginx, cdn, shopPort)
+    }
+
     static func shopPage(cdn: String, stream: String) -> String {
         """
         <!doctype html><html><body><video id="v" muted autoplay playsinline></video>
@@ -65,18 +81,10 @@ import Testing
         let key = try await stack.provisionStream(tenant: "shop", stream: "cdn")
         try stack.start(packagerArguments: ["--hlsjs-file", try TestEnvironment.testTool("hls.js").path])
         try await stack.waitUntilReady()
-        let (cdnPort, shopPort) = (try TestEnvironment.freePort(), try TestEnvironment.freePort())
-        let cdn = "http://127.0.0.1:\(cdnPort)"
-        let dir = stack.logDirectory
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("shop"), withIntermediateDirectories: true)
-        try Data(Self.shopPage(cdn: cdn, stream: "shop/cdn").utf8).write(to: dir.appendingPathComponent("shop/index.html"))
-        let config = dir.appendingPathComponent("nginx.conf")
-        try Data(Self.nginxConfig(directory: dir, cdnPort: cdnPort, shopPort: shopPort, packagerPort: stack.httpPort).utf8).write(to: config)
-        let nginxBinary = (try? TestEnvironment.which("nginx")) ?? URL(fileURLWithPath: "/usr/sbin/nginx")
-        let nginx = try ServiceProcess(name: "nginx", executable: nginxBinary, arguments: ["-c", config.path], logDirectory: dir)
+        let (nginx, cdn, shopPort) = try await Self.startCache(for: stack)
         defer { nginx.stop(grace: 2) }
-        let cacheUp = await StorecastStack.eventually(timeout: .seconds(10)) { await TestEnvironment.httpGet("\(cdn)/healthz")?.status == 200 }
-        #expect(cacheUp, "nginx in front of the packager: \(nginx.log)")
+        let dir = stack.logDirectory
+        try Data(Self.shopPage(cdn: cdn, stream: "shop/cdn").utf8).write(to: dir.appendingPathComponent("shop/index.html"))
 
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 60, logDirectory: dir)
         defer { publisher.stop(grace: 1) }

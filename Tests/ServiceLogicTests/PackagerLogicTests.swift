@@ -1,6 +1,7 @@
 import Foundation
 @testable import Packager
 import StorecastTestSupport
+import StorecastRuntime
 import StorecastWire
 import Testing
 
@@ -242,6 +243,7 @@ import Testing
         let script = page[page.range(of: "<script>")!.upperBound..<page.range(of: "</script>", options: .backwards)!.lowerBound]
         let regexLines = script.split(separator: "\n").filter { $0.contains(".split(/") || $0.contains("matchAll(/") }
         #expect(page.contains(#"playlist.split(/#EXT-X-DISCONTINUITY\r?\n/)"#))
+        #expect(page.contains(#"if (/^https?:\/\//.test(c['X-LINK'] || ''))"#), "the card's link check reaches the browser as a regex")
         #expect(regexLines.count == 3 && regexLines.allSatisfy { $0.contains(")") }, "regex literals stay on one line: \(regexLines)")
     }
 
@@ -256,5 +258,58 @@ import Testing
         let page = PlayerPage.html(title: "t/s", playlistURL: "/live/t/s/master.m3u8", hlsJSURL: nil, eventsURL: url)
         #expect(page.contains(line), "\(page.split(separator: "\n").first { $0.contains("const eventsURL") } ?? "no eventsURL line")")
         #expect(page.components(separatedBy: "</script>").count == 2)
+    }
+}
+
+/// Product cards as the packager keeps them (``HighlightBook``) and lists them: a golden table
+/// of cards read from the database, then which of them a rendition's playlist lists.
+@Suite struct HighlightBookTests {
+    static func card(_ id: Int64, stream: String = "show", at start: Double, duration: Double? = nil, title: String = "Card") -> HighlightStore.Highlight {
+        // As the API answers it (the type's initializer is the store's own).
+        let json = #"{"id":\#(id),"tenant":"shop","stream":"\#(stream)","session":1,"productId":"sku-\#(id)","title":"\#(title)","startDate":"","startSeconds":\#(start)"#
+            + (duration.map { #","durationSeconds":\#($0)}"# } ?? "}")
+        return try! JSONDecoder().decode(HighlightStore.Highlight.self, from: Data(json.utf8))
+    }
+
+    static let reads: [(name: String, cards: [HighlightStore.Highlight], changed: Set<String>, ids: [String: [String]])] = [
+        ("two streams", [card(1, at: 100), card(2, stream: "other", at: 101)], ["shop/show", "shop/other"],
+         ["shop/show": ["highlight-1"], "shop/other": ["highlight-2"]]),
+        ("a repeat read changes nothing", [card(1, at: 100)], [], ["shop/show": ["highlight-1"], "shop/other": ["highlight-2"]]),
+        ("an earlier card read later is put in order", [card(4, at: 103), card(3, at: 99)], ["shop/show"],
+         ["shop/show": ["highlight-3", "highlight-1", "highlight-4"], "shop/other": ["highlight-2"]]),
+    ]
+
+    @Test func keepsEachStreamsCardsInOrderOnce() {
+        var book = HighlightBook()
+        for read in Self.reads {
+            #expect(book.add(read.cards) == read.changed, "\(read.name)")
+            #expect(book.byKey.mapValues { $0.map(\.id) } == read.ids, "\(read.name)")
+        }
+        #expect(book.lastID == 4)
+        let first = book.byKey["shop/show"]?.last
+        #expect(first?.classValue == HighlightBook.dateRangeClass && first?.attributes.first == .init(name: "X-PRODUCT-ID", value: "sku-4"))
+    }
+
+    @Test func keepsAHundredPerStreamAndLetsOldOnesGoButTheLatest() {
+        var book = HighlightBook()
+        _ = book.add((1...130).map { Self.card(Int64($0), at: Double($0)) } + [Self.card(200, stream: "quiet", at: 5)])
+        #expect(book.byKey["shop/show"]?.count == HighlightBook.perStream && book.byKey["shop/show"]?.first?.id == "highlight-31")
+        book.prune(now: 130 + HighlightBook.horizon - 0.5)  // cards up to 129.5 s go
+        #expect(book.byKey["shop/show"]?.map(\.id) == ["highlight-130"], "the latest stays: it may still show")
+        #expect(book.byKey["shop/quiet"]?.map(\.id) == ["highlight-200"])
+    }
+
+    /// A rendition lists the cards that have not ended before its first listed segment.
+    @Test func aPlaylistListsTheCardsOfItsWindow() throws {
+        var r = try StreamPackageTests.rendition("360p", kind: .video, segments: 3)
+        for i in r.segments.indices { r.segments[i].programDateTime = 1000 + Double(i) * 2 }
+        let ranges = [HighlightBook.dateRange(Self.card(1, at: 990, duration: 5)),   // ended at 995
+                      HighlightBook.dateRange(Self.card(2, at: 996, duration: 10)),  // until 1006
+                      HighlightBook.dateRange(Self.card(3, at: 997)),                // until card 4
+                      HighlightBook.dateRange(Self.card(4, at: 999.5)),              // open
+                      HighlightBook.dateRange(Self.card(5, at: 1003, duration: 1))]
+        let text = r.mediaPlaylist(targetDuration: 2, lowLatency: nil, dateRanges: ranges)
+        let listed = text.matches(of: /ID="(highlight-\d+)"/).map { String($0.1) }
+        #expect(listed == ["highlight-2", "highlight-4", "highlight-5"], "\(text)")
     }
 }

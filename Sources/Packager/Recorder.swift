@@ -42,6 +42,8 @@ public final class Recorder: Sendable {
         var bytes: Int64 = 0
         /// Bytes last written to the row (other packagers count them against the quota).
         var reported: Int64 = 0
+        /// The program date-time the recording covers (seconds since 1970), for its product cards.
+        var covers: ClosedRange<Double>?
 
         /// The longest rendition's recorded seconds.
         var duration: Double { renditions.values.map { $0.entries.reduce(0) { $0 + $1.duration } }.max() ?? 0 }
@@ -233,14 +235,20 @@ public final class Recorder: Sendable {
             programDateTime: segment.programDateTime.map(ProgramDateTime.format), mapURI: log.entries.isEmpty ? nil : map))
         log.targetDuration = max(log.targetDuration, targetDuration)
         active.renditions[rendition] = log
+        if let pdt = segment.programDateTime {
+            active.covers = min(active.covers?.lowerBound ?? pdt, pdt)...max(active.covers?.upperBound ?? pdt, pdt + segment.duration)
+        }
     }
 
     private func finalize(_ key: String, _ active: Active, master: String?, truncated: String? = nil) {
         phases.withLock { $0[key] = nil }
+        let cards = productCards(key, active)
         do {
             for (name, log) in active.renditions {
                 let target = max(Int(log.targetDuration.rounded()), Int((log.entries.map(\.duration).max() ?? 1).rounded()), 1)
-                let text = MediaPlaylist(targetDuration: target, mapURI: PlaylistURIs.plain.initSegment(), segments: log.entries, ended: true, playlistType: "VOD").render()
+                var playlist = MediaPlaylist(targetDuration: target, mapURI: PlaylistURIs.plain.initSegment(), segments: log.entries, ended: true, playlistType: "VOD")
+                playlist.dateRanges = cards
+                let text = playlist.render()
                 try MediaFile.save(try ContainedPath.join(active.path.path, [name, "index.m3u8"]), Array(text.utf8))
             }
             if let master { try MediaFile.save(active.path.appendingPathComponent("master.m3u8").path, Array(master.utf8)) }
@@ -258,6 +266,25 @@ public final class Recorder: Sendable {
         }
         writes.record("recording ready") { try RecordingStore.markReady($0, id: id, durationSeconds: duration, bytes: bytes) }
         logger.info("recording ready", metadata: ["stream": "\(key)", "recording": "\(id)", "seconds": "\(duration)", "bytes": "\(bytes)"])
+    }
+
+    /// The show's product cards within what the recording covers, so a replay shows them at the
+    /// same moments (EXT-X-DATERANGE in its VOD playlists). Read on this queue, waiting at most
+    /// 5 s: without the database the recording is still written, without cards.
+    private func productCards(_ key: String, _ active: Active) -> [DateRange] {
+        let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let covers = active.covers else { return [] }
+        let found = Mutex<[HighlightStore.Highlight]?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        database.submit({ db in
+            found.withLock { $0 = try? HighlightStore.within(db, tenant: parts[0], stream: parts[1], start: covers.lowerBound, end: covers.upperBound) }
+            done.signal()
+        }, onError: { _ in done.signal() })
+        guard done.wait(timeout: .now() + 5) == .success, let cards = found.withLock({ $0 }) else {
+            logger.warning("the recording's product cards could not be read; it is written without them", metadata: ["stream": "\(key)", "recording": "\(active.id)"])
+            return []
+        }
+        return cards.map(HighlightBook.dateRange)
     }
 
     /// The tenant's quota is reached: what was written becomes a playable (shorter) recording;

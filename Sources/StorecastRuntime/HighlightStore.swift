@@ -159,6 +159,18 @@ public enum HighlightStore {
         return (0..<rows.count).map { highlight(rows, $0) }
     }
 
+    /// A stream's cards that started from `start` until `end` (seconds since 1970), oldest
+    /// first, at most 10,000: a recording's.
+    public static func within(_ db: PostgresConnection, tenant: String, stream: String, start: Double, end: Double) throws -> [Highlight] {
+        let rows = try db.execute(
+            """
+            SELECT \(columns) \(Self.from) WHERE t.slug = $1 AND s.slug = $2
+              AND h.starts_at >= to_timestamp($3::double precision) AND h.starts_at < to_timestamp($4::double precision)
+            ORDER BY h.starts_at, h.id LIMIT 10000
+            """, [tenant, stream, String(format: "%.3f", start), String(format: "%.3f", end)])
+        return (0..<rows.count).map { highlight(rows, $0) }
+    }
+
     static func one(_ db: PostgresConnection, id: Int64) throws -> Highlight? {
         let rows = try db.execute("SELECT \(columns) \(from) WHERE h.id = $1", [String(id)])
         return rows.isEmpty ? nil : highlight(rows, 0)

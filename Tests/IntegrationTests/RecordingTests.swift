@@ -25,6 +25,12 @@ import Testing
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 8, logDirectory: stack.logDirectory)
         let other = try EndToEndTests.publisher(url: stack.rtmpURL(key: otherKey), seconds: 4, logDirectory: stack.logDirectory)
         defer { publisher.stop(grace: 1); other.stop(grace: 1) }
+        // A product card while the show is on: the recording keeps it (issue 18).
+        #expect(await StorecastStack.eventually(timeout: .seconds(15)) { await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/show/master.m3u8")?.status == 200 })
+        let card = try #require(await TestEnvironment.http("POST", "\(api)/show/highlights", json: #"{"productId":"sku-9","title":"Green scarf","durationSeconds":2}"#))
+        let cardID = String(decoding: card.body, as: UTF8.self).firstMatch(of: /"id":(\d+)/).map { String($0.1) } ?? "?"
+        let cardStart = String(decoding: card.body, as: UTF8.self).firstMatch(of: /"startDate":"([^"]+)"/).map { String($0.1) } ?? "?"
+        #expect(card.status == 201, "\(String(decoding: card.body, as: UTF8.self))")
         var rows: [[String: Any]] = []
         let ready = await StorecastStack.eventually(timeout: .seconds(40)) {
             rows = await Self.recordings(stack, "show")
@@ -42,6 +48,11 @@ import Testing
         let vod = try String(contentsOfFile: path + "/360p/index.m3u8", encoding: .utf8)
         #expect(vod.contains("#EXT-X-PLAYLIST-TYPE:VOD") && vod.hasSuffix("#EXT-X-ENDLIST\n"), "\(vod)")
         #expect(!vod.contains("EXT-X-PART"), "a VOD playlist lists whole segments")
+        for rendition in ["360p", "audio"] {
+            let text = try String(contentsOfFile: path + "/\(rendition)/index.m3u8", encoding: .utf8)
+            #expect(text.contains(#"#EXT-X-DATERANGE:ID="highlight-\#(cardID)",CLASS="com.storecast.highlight",START-DATE="\#(cardStart)",DURATION=2.000,X-PRODUCT-ID="sku-9",X-TITLE="Green scarf""#),
+                    "the replay keeps the card where the show had it: \(text)")
+        }
         let master = try String(contentsOfFile: path + "/master.m3u8", encoding: .utf8)
         let lines = master.split(separator: "\n")
         #expect(lines.contains("360p/index.m3u8") && master.contains("URI=\"audio/index.m3u8\""), "a recording's renditions sit beside its master (no generation): \(master)")

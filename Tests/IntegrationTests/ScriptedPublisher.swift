@@ -16,14 +16,15 @@ import RTMP
 ///   Size echoed before the connect result; `FCPublish` right after the createStream result and
 ///   just before `publish` (its flashVer says FMLE), with transaction ids counting on;
 ///   `@setDataFrame` as an AMF0 object; audio and data share chunk stream 8, video on 9.
-/// - ``Shape/larix``: Larix Broadcaster as `LarixTranscriptTests` (RTMPTests) sets out from its
-///   decompiled library and server logs: digest handshake; Set Chunk Size 65535 before
-///   `connect` (AMF0 object without objectEncoding, flashVer "FMLE/3.0 (compatible; Larix/…)");
-///   `createStream`; `publish` with transaction 0 on chunk stream 8; `@setDataFrame` as an
-///   AMF0 object with string codec ids and no frame rate on chunk stream 4; video on 5, audio
-///   on 6. It is strict: a `_result` or `_error` it did not ask for, or a createStream result
-///   other than `_result, 2, null, <number>`, fails the publish as it closes Larix's
-///   connection. How it stops is not in the evidence: it sends deleteStream here.
+/// - ``Shape/larix``: Larix Broadcaster as `LarixTranscriptTests` (RTMPTests) sets out from
+///   public sources (SRS and joy4 issues, nginx-rtmp dumps, Softvelum's public SDK headers):
+///   digest handshake; Set Chunk Size 65535 before `connect`; flashVer "FMLE/3.0 (compatible;
+///   Larix/nul" as nginx-rtmp shows it; `@setDataFrame` with no frame rate. The rest is an
+///   assumption labelled there (FMLE-style connect fields, `publish` with transaction 0 on
+///   chunk stream 8, an AMF0 object with string codec ids on chunk stream 4, video on 5, audio
+///   on 6), and so is its strictness: a `_result` or `_error` it did not ask for, or a
+///   createStream result other than `_result, 2, null, <number>`, fails the publish. How it
+///   stops is in no public source: it sends deleteStream here.
 final class ScriptedPublisher {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
@@ -79,7 +80,7 @@ final class ScriptedPublisher {
     private func send(_ message: RTMPMessage) throws { try write(encoder.encode(message)) }
 
     /// Reads server messages until a command named `name` (with `transaction` if given) arrives.
-    /// `strict`: any other `_result` or `_error` fails, as it closes Larix's connection.
+    /// `strict`: any other `_result` or `_error` fails the publish (the strict client's rule).
     private func expect(_ name: String, transaction: Double? = nil, strict: Bool = false) throws -> [AMF0Value] {
         while true {
             while let m = try decoder.nextMessage() {
@@ -165,7 +166,7 @@ final class ScriptedPublisher {
         try send(.setChunkSize(65535))
         encoder.setChunkSize(65535)
         try send(.command([.string("connect"), .number(1), .object([
-            ("app", .string(app)), ("tcUrl", .string("rtmp://127.0.0.1:\(port)/\(app)")), ("flashVer", .string("FMLE/3.0 (compatible; Larix/1.0.32)")),
+            ("app", .string(app)), ("tcUrl", .string("rtmp://127.0.0.1:\(port)/\(app)")), ("flashVer", .string("FMLE/3.0 (compatible; Larix/nul")),
             ("fpad", .boolean(false)), ("capabilities", .number(15)), ("audioCodecs", .number(1028)), ("videoCodecs", .number(128)), ("videoFunction", .number(1)),
         ])]))
         _ = try expect("_result", transaction: 1, strict: true)

@@ -3,35 +3,39 @@ import Crypto
 import StorecastTestSupport
 import Testing
 
-/// Larix Broadcaster (Softvelum's libstream, Android and iOS) is closed source and no device is
-/// here to capture it. Its exchange is taken from public evidence instead:
-/// - decompiled copies of `com.wmspanel.libstream` (`RtmpConnection`, `RtmpChunkStream`,
-///   `RtmpHelper`; builds whose user agent is "Larix/1.0.28" and "Larix/1.0.32"): the bytes it
-///   sends and the checks its response parser makes;
-/// - SRS issue #4510 (2025, the current app): "complex handshake success", `in.chunk=65535`
-///   right after connect, `tcUrl=rtmp://HOST:1935/live, pageUrl=, swfUrl=`;
-/// - nginx-rtmp `on_publish` dumps: `flashver` "FMLE/3.0 (compatible; Larix/…", `call` publish,
-///   `type` live.
+/// Larix Broadcaster (Softvelum's libstream, Android and iOS) is closed source, no device is
+/// here to capture it, and it is not decompiled (the project models clients from public
+/// sources only). What public sources show, and what this model takes from them:
+/// - its handshake: the current app completes SRS's complex (digest) handshake ("complex
+///   handshake success", ossrs/srs #4510, 2025); a 2019 Android build sent a C1 with a non-zero
+///   version and no valid digest, which joy4 had to accept ("This fixes using Larix Broadcaster
+///   for Android", Seize/joy4 PR #19). Both C1s are tried here, the digest at either offset
+///   SRS checks; the version bytes are ours;
+/// - a Set Chunk Size of 65535 (SRS #4510: `in.chunk=65535` right after `connect app`), sent
+///   here before `connect`;
+/// - `connect` with `app` and a `tcUrl` with the port (SRS #4510, nginx-rtmp `on_publish`
+///   dumps), empty or absent `pageUrl`/`swfUrl`, and a flashVer "FMLE/3.0 (compatible; …"
+///   (Softvelum's public SDK header: "FMLE/3.0 (compatible; customUserAgent)"; nginx-rtmp's
+///   statistics show "FMLE/3.0 (compatible; Larix/nul", cut at its 31 characters, which is
+///   the flashVer used here);
+/// - `publish` of type live (nginx-rtmp dumps) and `@setDataFrame onMetaData` (the SDK's
+///   `pushMetaData`), with no frame rate (nginx-rtmp statistics show `frame_rate` 0); 44.1 kHz
+///   mono AAC and H.264 at 2 Mbit/s are the SDK guide's defaults.
 ///
-/// What it sends: C0 3 and a C1 with version 0a 00 00 01 (the old builds; the current app's C1
-/// carries a digest); Set Chunk Size 65535 before `connect`; `connect` (transaction 1) with an
-/// AMF0 object of app, tcUrl (port always written), flashVer, fpad, capabilities 15,
-/// audioCodecs 1028, videoCodecs 128, videoFunction 1 and no objectEncoding; then, each after
-/// the previous answer, `createStream` (2) and `publish` (transaction 0, chunk stream 8) — no
-/// releaseStream or FCPublish; `@setDataFrame onMetaData` as an AMF0 object on chunk stream 4
-/// whose codec ids are the strings "avc1" and "mp4a" and which has no framerate; video on
-/// chunk stream 5, audio on 6, composition time 0.
-///
-/// What it requires (``LarixResponseParser``): commands as AMF0 on a chunk stream other than 2;
-/// `_result` only for transactions 1 and 2 (any other closes the connection: "unknown command
-/// _result response"); the createStream result exactly `_result, 2, null, <number>`; onStatus as
-/// `onStatus, n, null, {…}`, level not "error", on the created message stream.
+/// Not in any public source, so chosen here as an FMLE-style publisher sends them and labelled
+/// as assumptions until a capture from a device replaces them: the other `connect` fields (fpad,
+/// capabilities 15, audioCodecs 1028, videoCodecs 128, videoFunction 1, no objectEncoding), no
+/// releaseStream or FCPublish, transaction ids (connect 1, createStream 2, publish 0), chunk
+/// streams (data 4, video 5, audio 6, publish 8), codec ids as the strings "avc1" and "mp4a",
+/// and how it stops. The client's checks of the server's answers (``StrictClientParser``) are
+/// ours too: the strictest reading of an FMLE-style client, so a server that passes them answers
+/// only what was asked.
 @Suite struct LarixTranscriptTests {
-    static let flashVer = "FMLE/3.0 (compatible; Larix/1.0.32)"
+    static let flashVer = "FMLE/3.0 (compatible; Larix/nul"
     static let key = "sk_0123456789abcdef0123456789abcdef"
 
-    /// Larix's side of the exchange after the handshake, message by message, with the point
-    /// where it waits for the server's answer.
+    /// The modelled publisher's side of the exchange after the handshake, message by message,
+    /// with the point where it waits for the server's answer.
     enum Step { case send(RTMPMessage), setChunkSize(Int), awaitConnected, awaitStreamCreated, awaitPublishing }
 
     static func steps(port: Int) -> [Step] {
@@ -71,8 +75,11 @@ import Testing
         return steps
     }
 
-    /// The checks Larix's response parser makes, in the order it makes them.
-    struct LarixResponseParser {
+    /// A strict client's checks of the server's answers (ours, not Larix's: no public source
+    /// shows how it parses them): only the results it asked for, a createStream result of
+    /// exactly `_result, 2, null, <number>`, onStatus as `onStatus, n, null, {…}` whose level is
+    /// not "error", on the created message stream.
+    struct StrictClientParser {
         enum State: Equatable { case connecting, connected, creatingStream, created(UInt32), publishing(UInt32), closed(String) }
         var state = State.connecting
         var acknowledgementWindow: UInt32?
@@ -111,7 +118,7 @@ import Testing
     }
 
     struct Outcome {
-        var larix: LarixResponseParser
+        var larix: StrictClientParser
         var request: PublishRequest?
         var media: [RTMPMessage] = []
         var metadata: [[AMF0Value]] = []
@@ -127,7 +134,7 @@ import Testing
         var serverDecoder = ChunkDecoder(), serverEncoder = ChunkEncoder()
         var clientEncoder = ChunkEncoder(), clientDecoder = ChunkDecoder()
         var session = ServerSessionStateMachine()
-        var outcome = Outcome(larix: LarixResponseParser())
+        var outcome = Outcome(larix: StrictClientParser())
 
         func serverSends(_ messages: [RTMPMessage]) throws {
             for m in messages {
@@ -159,7 +166,7 @@ import Testing
             }
         }
 
-        // Handshake: C0 C1; then C2 echoes S1 (Larix never checks S2).
+        // Handshake: C0 C1; then C2 echoes S1 (S2 is not checked).
         guard case .send(let s0s1s2) = try handshake.feed([3] + c1).first else { throw LarixFailure.noServerHandshake }
         var leftover: [UInt8] = []
         for case .complete(let rest) in try handshake.feed(Array(s0s1s2[1...1536])) { leftover = rest }
@@ -190,20 +197,21 @@ import Testing
         return [0, 0, 0, 0, 0x0A, 0x00, 0x00, 0x01] + (0..<1528).map { _ in UInt8.random(in: 0...255, using: &rng) }
     }
 
-    static func currentAppC1() -> [UInt8] {
+    /// A digest C1, at either offset scheme: which one the app uses is not public.
+    static func currentAppC1(_ scheme: DigestHandshake.Scheme = .offsetAt8) -> [UInt8] {
         var rng = SeededGenerator(seed: 65535)
-        return DigestHandshakeTests.digest.c1(scheme: .offsetAt8, time: 0, version: [0x0A, 0x00, 0x00, 0x01],
+        return DigestHandshakeTests.digest.c1(scheme: scheme, time: 0, version: [0x0A, 0x00, 0x00, 0x01],
                                               random: (0..<1528).map { _ in UInt8.random(in: 0...255, using: &rng) })
     }
 
-    @Test(arguments: ["old build (plain C1 with a version)", "current app (digest C1)"])
-    func larixPublishesAndEveryAnswerPassesItsParser(_ build: String) throws {
-        let c1 = build.hasPrefix("old") ? Self.oldBuildC1() : Self.currentAppC1()
+    @Test(arguments: ["old build (plain C1 with a version)", "current app (digest C1 at offset 8)", "current app (digest C1 at offset 772)"])
+    func larixPublishesAndEveryAnswerPassesAStrictParser(_ build: String) throws {
+        let c1 = build.hasPrefix("old") ? Self.oldBuildC1() : Self.currentAppC1(build.contains("772") ? .offsetAt772 : .offsetAt8)
         let o = try Self.exchange(c1: c1) { [$0] }
         #expect(o.stalled == nil, "\(o.stalled ?? "")")
         #expect(o.usedDigest == !build.hasPrefix("old"), "the server answers a digest C1 with the digest handshake")
         #expect(o.larix.state == .publishing(ServerSessionStateMachine.publishStreamID), "\(o.larix.state)")
-        #expect(o.larix.acknowledgementWindow == ServerSessionStateMachine.windowAcknowledgementSize, "Larix acknowledges once told the window")
+        #expect(o.larix.acknowledgementWindow == ServerSessionStateMachine.windowAcknowledgementSize, "the client acknowledges once told the window")
         let request = try #require(o.request)
         #expect(request.app == "live" && request.streamKey == Self.key && request.publishType == "live")
         #expect(request.flashVer == Self.flashVer && request.tcUrl == "rtmp://127.0.0.1:1935/live")
@@ -226,20 +234,20 @@ import Testing
         #expect(whole.media.count == 62)
     }
 
-    /// The parser model can fail: an extra `_result` (as a server answering a transaction-0
-    /// publish would send) or a createStream result without the null closes Larix's connection.
-    @Test func theParserModelRejectsWhatLarixRejects() {
-        var p = LarixResponseParser()
+    /// The strict parser can fail: an extra `_result` (as a server answering a transaction-0
+    /// publish would send) or a createStream result without the null closes the connection.
+    @Test func theStrictParserRejectsAnswersItDidNotAskFor() {
+        var p = StrictClientParser()
         p.received(.command([.string("_result"), .number(1), .null, .null]))
         #expect(p.state == .connected)
         p.state = .creatingStream
         p.received(.command([.string("_result"), .number(2), .number(1)]))
         if case .closed = p.state {} else { Issue.record("a createStream result without the null must close: \(p.state)") }
-        var q = LarixResponseParser()
+        var q = StrictClientParser()
         q.state = .created(1)
         q.received(.command([.string("_result"), .number(0), .null]))
         if case .closed = q.state {} else { Issue.record("a stray _result must close: \(q.state)") }
-        var r = LarixResponseParser()
+        var r = StrictClientParser()
         r.state = .created(1)
         r.received(.command([.string("onStatus"), .number(0), .null, .object([("level", .string("status"))])], streamID: 2))
         #expect(r.state == .created(1), "status on another message stream is not the publish")

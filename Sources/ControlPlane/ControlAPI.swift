@@ -307,6 +307,7 @@ public enum ControlAPI {
         webhookRoutes(book, catalog: catalog, settings: webhooks)
         eventRoutes(book, catalog: catalog, feed: feed)
         highlightRoutes(book, catalog: catalog)
+        feedRoutes(book, catalog: catalog, playbackBaseURL: playbackBaseURL)
         return (router, book.routes)
     }
 

@@ -29,6 +29,7 @@ tags:
   - name: recordings
   - name: webhooks
   - name: highlights
+  - name: feed
   - name: operations
 paths:
   /v1/tenants:
@@ -446,6 +447,7 @@ paths:
                 latencyMode: {$ref: "#/components/schemas/LatencyMode"}
                 ladderProfile: {type: [string, "null"], description: "A ladder profile of the tenant; null - the tenant's default."}
                 reconnectWindowSeconds: {type: [integer, "null"], minimum: 0, maximum: 300, description: "null - the ingest's default (10 s)."}
+                pinned: {type: boolean, description: Pinned to the top of the tenant's stories feed while live.}
       responses:
         "200":
           description: The stream as it is now.
@@ -595,6 +597,72 @@ paths:
                 required: [highlights]
                 properties:
                   highlights: {type: array, items: {$ref: "#/components/schemas/Highlight"}}
+        default: {$ref: "#/components/responses/Error"}
+  /v1/feed/{tenant}:
+    parameters: [{$ref: "#/components/parameters/tenant"}]
+    get:
+      operationId: getFeed
+      tags: [feed]
+      summary: The tenant's stories feed of public live shows, for shoppers (no credentials; any origin; cacheable 5 s).
+      x-storecast-access: public
+      security: []
+      parameters:
+        - {$ref: "#/components/parameters/feedOrder"}
+        - {$ref: "#/components/parameters/feedLimit"}
+      responses:
+        "200":
+          description: Its live shows, pinned first, then by viewers or start time.
+          headers:
+            Cache-Control: {schema: {type: string}, description: "public, max-age=5"}
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Feed"}
+        default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/feed:
+    parameters: [{$ref: "#/components/parameters/tenant"}]
+    get:
+      operationId: getSignedFeed
+      tags: [feed]
+      summary: The stories feed with private shows too, their URLs signed for an hour, for the tenant's back end to pass to signed-in shoppers.
+      x-storecast-access: tenant:playback:sign
+      parameters:
+        - {$ref: "#/components/parameters/feedOrder"}
+        - {$ref: "#/components/parameters/feedLimit"}
+      responses:
+        "200":
+          description: Its live shows, private ones included.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Feed"}
+        default: {$ref: "#/components/responses/Error"}
+  /v1/tenants/{tenant}/feed-settings:
+    parameters: [{$ref: "#/components/parameters/tenant"}]
+    put:
+      operationId: setFeedSettings
+      tags: [feed]
+      summary: How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
+      x-storecast-access: tenant:streams:write
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              required: [order]
+              properties:
+                order: {type: string, enum: [viewers, started]}
+      responses:
+        "200":
+          description: Set.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [tenant, order]
+                properties:
+                  tenant: {$ref: "#/components/schemas/Slug"}
+                  order: {type: string, enum: [viewers, started]}
         default: {$ref: "#/components/responses/Error"}
   /v1/tenants/{tenant}/streams/{stream}/playback:
     parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}]
@@ -986,6 +1054,8 @@ components:
     stream: {name: stream, in: path, required: true, schema: {type: string}, description: The stream's slug.}
     limit: {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 200, default: 50}}
     cursor: {name: cursor, in: query, schema: {type: string}, description: A previous page's `next`.}
+    feedOrder: {name: order, in: query, schema: {type: string, enum: [viewers, started]}, description: "Overrides the tenant's order (feed-settings) after the pinned shows."}
+    feedLimit: {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 50, default: 50}}
     endpoint: {name: endpoint, in: path, required: true, schema: {type: string}, description: The webhook endpoint's id.}
     recording: {name: recording, in: path, required: true, schema: {type: string}, description: The recording's id.}
   responses:
@@ -1055,6 +1125,34 @@ components:
         createdAt: {type: string, format: date-time}
         lastUsedAt: {type: string, format: date-time}
         revokedAt: {type: string, format: date-time}
+    Feed:
+      type: object
+      required: [tenant, order, shows]
+      properties:
+        tenant: {$ref: "#/components/schemas/Slug"}
+        order: {type: string, enum: [viewers, started]}
+        shows:
+          type: array
+          items:
+            type: object
+            required: [stream, title, seller, pinned, startedAt, viewers, playbackUrl, previewUrl, pageUrl]
+            properties:
+              stream: {$ref: "#/components/schemas/Slug"}
+              title: {type: string}
+              seller:
+                type: object
+                required: [tenant, name]
+                properties:
+                  tenant: {$ref: "#/components/schemas/Slug"}
+                  name: {type: string}
+              pinned: {type: boolean}
+              startedAt: {type: string, format: date-time}
+              viewers: {type: integer}
+              playbackUrl: {type: string, description: The multivariant playlist; a private show's carries a playback token.}
+              previewUrl: {type: string, description: The latest preview still (JPEG).}
+              pageUrl: {type: string, description: The packager's player page of the show.}
+              placeholder: {type: string, description: "A 16x9 blurred JPEG of the picture as a data URL (a few hundred bytes), for the first paint."}
+              highlight: {$ref: "#/components/schemas/Highlight"}
     Highlight:
       type: object
       required: [id, tenant, stream, session, productId, title, startDate, startSeconds]
@@ -1090,7 +1188,7 @@ components:
         bitrate: {type: integer, description: "The source's bitrate (audio and video, without RTMP framing) over its last 5 s of media, in bits per second; updated every 5 s while live."}
     Stream:
       type: object
-      required: [id, tenant, slug, title, state, visibility, recording, latencyMode, keyPrefix, createdAt]
+      required: [id, tenant, slug, title, state, visibility, recording, latencyMode, pinned, keyPrefix, createdAt]
       properties:
         id: {type: integer}
         tenant: {$ref: "#/components/schemas/Slug"}
@@ -1102,6 +1200,7 @@ components:
         ladderProfile: {type: string, description: "Its own ladder profile; absent - the tenant's default."}
         latencyMode: {$ref: "#/components/schemas/LatencyMode"}
         reconnectWindowSeconds: {type: integer, description: "Seconds a dropped publisher has to come back; absent - the ingest's default."}
+        pinned: {type: boolean, description: Pinned to the top of the tenant's stories feed.}
         keyPrefix: {type: string}
         origin: {type: string, description: The packager node it plays from, when placed.}
         createdAt: {type: string, format: date-time}

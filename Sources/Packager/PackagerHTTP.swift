@@ -16,7 +16,7 @@ public struct OriginSettings: Sendable {
     public var hlsJSURL: String?
     public var hlsJS: [UInt8]?
     /// The player the page prefers where the browser has both.
-    public var preferredPlayer: PlayerPreference = .native
+    public var preferredPlayer: PlayerPreference = .auto
     /// The control API's base URL as players reach it: the page waits on a stream's events
     /// there (nil: it polls the playlist).
     public var eventsBaseURL: String?
@@ -70,6 +70,15 @@ enum PackagerHTTP {
             let token = tokenQuery(request)
             let events = settings.eventsBaseURL.map { "\($0)/v1/tenants/\(tenant)/streams/\(stream)/events\(token)" }
             return html(PlayerPage.html(title: "\(tenant)/\(stream)", playlistURL: "/live/\(tenant)/\(stream)/master.m3u8\(token)", hlsJSURL: settings.hlsJSURL, prefer: settings.preferredPlayer, eventsURL: events))
+        }
+        // The tenant's stories feed, read from the control API's public feed.
+        router.get("/feed/:tenant") { _, context -> Response in
+            let tenant = try context.parameters.require("tenant")
+            guard Slug.isValid(tenant) else { throw HTTPError(.notFound) }
+            guard let api = settings.eventsBaseURL else {
+                throw HTTPError(.notFound, message: "This packager serves no stories feed: start it with --events-url, the control API's base URL as players reach it.")
+            }
+            return html(FeedPage.html(tenant: tenant, feedURL: "\(api)/v1/feed/\(tenant)", hlsJSURL: settings.hlsJSURL))
         }
         // Everything under /live/:tenant/:stream passes the playback gate first.
         let live = router.group("live/:tenant/:stream")

@@ -34,7 +34,7 @@ public final class PackagerService: Service, Sendable {
         public var advertisedEndpoint: String?
         public var publicURL: String?
         /// The player page's choice where the browser has both.
-        public var preferredPlayer = PlayerPreference.native
+        public var preferredPlayer = PlayerPreference.auto
         /// The control API's base URL as players reach it, for the page's stream events.
         public var eventsBaseURL: String?
         /// LL-HLS part target in seconds; nil serves plain HLS.
@@ -188,12 +188,23 @@ public final class PackagerService: Service, Sendable {
         }
         defer { registration.cancel() }
         // Viewer gauges every 5 s, for as long as the origin serves.
-        let reporter = Task { [viewers, writes] in
+        let reporter = Task { [viewers, writes, store] in
+            var placeholders: [String: [UInt8]] = [:]
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(5))
                 let counts = viewers.report()
                 // And in each stream's live status (only the latest matters while the database is away).
                 if !counts.isEmpty { writes?.record("stream viewers", key: "viewers") { try StreamLiveStatus.setViewers($0, counts) } }
+                // Each live stream's newest placeholder, for the stories feed's first paint.
+                for key in store.keys() {
+                    guard let package = store.package(key), !package.ended, let tiny = package.thumbnail?.placeholder, !tiny.isEmpty,
+                          placeholders[key] != tiny else { continue }
+                    placeholders[key] = tiny
+                    let dataURL = "data:image/jpeg;base64," + Data(tiny).base64EncodedString()
+                    let (tenant, stream) = (package.tenant, package.name)
+                    writes?.record("stream placeholder", key: "placeholder \(key)") { try StoriesFeed.setPlaceholder($0, tenant: tenant, stream: stream, dataURL: dataURL) }
+                }
+                placeholders = placeholders.filter { store.package($0.key) != nil }
             }
         }
         defer { reporter.cancel() }

@@ -1,7 +1,10 @@
 /// Which player the page uses where the browser has both: its own HLS (Safari's does LL-HLS;
 /// Chromium's ignores parts and starts three segments back) or hls.js in low-latency mode.
-/// `?player=native` or `?player=hls.js` on the page overrides it.
+/// `?player=native`, `?player=hls.js` or `?player=auto` on the page overrides it.
 public enum PlayerPreference: String, Sendable, CaseIterable {
+    /// hls.js wherever the browser has Media Source Extensions and is not Safari; Safari keeps
+    /// its own LL-HLS player (the default).
+    case auto
     case native
     case hlsJS = "hls.js"
 }
@@ -13,7 +16,7 @@ enum PlayerPage {
     /// playback token): while the show has not started, the page waits on its `stream.live`
     /// instead of polling the playlist. Without it, or where the events cannot be reached, the
     /// page polls every 0.5 s.
-    static func html(title: String, playlistURL: String, hlsJSURL: String?, prefer: PlayerPreference = .native, eventsURL: String? = nil) -> String {
+    static func html(title: String, playlistURL: String, hlsJSURL: String?, prefer: PlayerPreference = .auto, eventsURL: String? = nil) -> String {
         let hls = hlsJSURL.map { "<script src=\"\(escape($0))\"></script>" } ?? ""
         return """
         <!doctype html>
@@ -61,20 +64,7 @@ enum PlayerPage {
         const cardBox = document.getElementById('card');
         window.storecastCards = [];
         let cardShown = null;
-        function cardAt(mediaTime) {
-          let best = null;
-          for (const track of video.textTracks) {
-            if (track.kind !== 'metadata' || !track.cues) continue;
-            const byId = {};
-            for (const cue of track.cues) {
-              const v = cue.value;
-              if (!v || typeof v.key !== 'string' || !cue.id.startsWith('highlight-') || cue.startTime > mediaTime || mediaTime >= cue.endTime) continue;
-              (byId[cue.id] = byId[cue.id] || { id: cue.id, start: cue.startTime })[v.key] = String(v.data);
-            }
-            for (const c of Object.values(byId)) if (c['X-TITLE'] && (!best || c.start > best.start)) best = c;
-          }
-          return best;
-        }
+        \(cardAtScript)
         function showCard(c, mediaTime) {
           cardShown = c;
           if (!c) { cardBox.hidden = true; return; }
@@ -94,12 +84,12 @@ enum PlayerPage {
             startDate: range && range.startDate ? range.startDate.getTime() : null });
         }
         function onFrame(now, meta) {
-          const c = cardAt(meta.mediaTime);
+          const c = storecastCardAt(video, meta.mediaTime);
           if ((c && c.id) !== (cardShown && cardShown.id)) showCard(c, meta.mediaTime);
           video.requestVideoFrameCallback(onFrame);
         }
         if ('requestVideoFrameCallback' in video) video.requestVideoFrameCallback(onFrame);
-        else video.addEventListener('timeupdate', () => { const c = cardAt(video.currentTime); if ((c && c.id) !== (cardShown && cardShown.id)) showCard(c, video.currentTime); });
+        else video.addEventListener('timeupdate', () => { const c = storecastCardAt(video, video.currentTime); if ((c && c.id) !== (cardShown && cardShown.id)) showCard(c, video.currentTime); });
         // Wait until the origin has the stream: 404 before it is announced; once announced the
         // origin holds master.m3u8 until every rendition has a whole segment. A page opened before
         // the show fetches the playlist once, then waits on the stream's events (stream.live, or
@@ -194,11 +184,15 @@ enum PlayerPage {
           if (window.storecastPlayer === 'native') setTimeout(startNative, 2000);
         });
         // The operator's preference (--player), or ?player= on the page: native HLS (Safari,
-        // iOS, Chromium with HLS) or hls.js in low-latency mode; each one is the fallback of the other.
+        // iOS, Chromium with HLS) or hls.js in low-latency mode; each one is the fallback of the
+        // other. auto (the default): hls.js wherever Media Source Extensions exist and the browser
+        // is not Safari, whose own player does LL-HLS; Chromium's native HLS plays 6-8 s behind.
         const prefer = new URLSearchParams(location.search).get('player') || \(jsString(prefer.rawValue));
         const native = video.canPlayType('application/vnd.apple.mpegurl') !== '';
         const hlsJS = window.Hls && window.Hls.isSupported();
-        if (native && !(prefer === 'hls.js' && hlsJS)) {
+        const safari = /^((?!chrome|android).)*safari/i.test(navigator.userAgent);
+        const wantHlsJS = prefer === 'hls.js' || (prefer === 'auto' && !safari);
+        if (native && !(wantHlsJS && hlsJS)) {
           window.storecastPlayer = 'native';
           startNative();
         } else if (hlsJS) {
@@ -284,6 +278,26 @@ enum PlayerPage {
         </body></html>
         """
     }
+
+    /// The product card a video shows at `mediaTime`: of the metadata cues hls.js (and Safari)
+    /// make from EXT-X-DATERANGE, one per X- attribute with the range's id, the newest range
+    /// whose cues hold that time. Shared by the player and feed pages.
+    static let cardAtScript = """
+        function storecastCardAt(video, mediaTime) {
+          let best = null;
+          for (const track of video.textTracks) {
+            if (track.kind !== 'metadata' || !track.cues) continue;
+            const byId = {};
+            for (const cue of track.cues) {
+              const v = cue.value;
+              if (!v || typeof v.key !== 'string' || !cue.id.startsWith('highlight-') || cue.startTime > mediaTime || mediaTime >= cue.endTime) continue;
+              (byId[cue.id] = byId[cue.id] || { id: cue.id, start: cue.startTime })[v.key] = String(v.data);
+            }
+            for (const c of Object.values(byId)) if (c['X-TITLE'] && (!best || c.start > best.start)) best = c;
+          }
+          return best;
+        }
+        """
 
     static func index(streams: [(key: String, live: Bool)]) -> String {
         let items = streams.map { s in

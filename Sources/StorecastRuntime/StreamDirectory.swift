@@ -39,6 +39,8 @@ public enum StreamDirectory {
         public var latencyMode: String
         /// Seconds a dropped publisher has to reconnect (nil: the ingest's default).
         public var reconnectWindowSeconds: Int?
+        /// Pinned to the top of the tenant's stories feed.
+        public var pinned: Bool
         public var keyPrefix: String
         /// The packager node it plays from, when placed.
         public var origin: String?
@@ -104,6 +106,7 @@ public enum StreamDirectory {
             if let visibility = change.visibility { set("visibility", visibility) }
             if let recording = change.recording { set("record", recording ? "true" : "false", cast: "::boolean") }
             if let mode = change.latencyMode { set("latency_mode", mode) }
+            if let pinned = change.pinned { set("feed_pinned", pinned ? "true" : "false", cast: "::boolean") }
             switch change.reconnectWindowSeconds {
             case .unchanged: break
             case .cleared: set("reconnect_window_seconds", nil, cast: "::int")
@@ -145,7 +148,7 @@ public enum StreamDirectory {
     }
 
     private static let streamColumns = """
-        s.id, t.slug AS tenant, s.slug, s.title, s.status, s.visibility, s.record, lp.name AS ladder_profile, s.latency_mode, s.reconnect_window_seconds,
+        s.id, t.slug AS tenant, s.slug, s.title, s.status, s.visibility, s.record, lp.name AS ladder_profile, s.latency_mode, s.reconnect_window_seconds, s.feed_pinned,
         s.key_prefix, s.origin_node, \(SQLTime.utc("s.created_at")) AS created_at,
         CASE WHEN s.health_session = x.id THEN s.health END AS health, s.health_reasons::text AS health_reasons, \(SQLTime.utc("s.health_changed_at")) AS health_changed_at,
         CASE WHEN s.renditions_session = x.id THEN s.renditions::text END AS renditions,
@@ -166,7 +169,7 @@ public enum StreamDirectory {
         Stream(id: rows.int(i, "id") ?? 0, tenant: rows.value(i, "tenant") ?? "", slug: rows.value(i, "slug") ?? "", title: rows.value(i, "title") ?? "",
                state: rows.value(i, "status") ?? "", visibility: rows.value(i, "visibility") ?? "", recording: rows.value(i, "record") == "t",
                ladderProfile: rows.value(i, "ladder_profile"), latencyMode: rows.value(i, "latency_mode") ?? "low",
-               reconnectWindowSeconds: rows.int(i, "reconnect_window_seconds").map(Int.init),
+               reconnectWindowSeconds: rows.int(i, "reconnect_window_seconds").map(Int.init), pinned: rows.value(i, "feed_pinned") == "t",
                keyPrefix: rows.value(i, "key_prefix") ?? "", origin: rows.value(i, "origin_node"), createdAt: rows.value(i, "created_at") ?? "",
                session: rows.value(i, "session_id") == nil ? nil : session(rows, i, prefix: "session_"),
                health: rows.value(i, "health").map { state in

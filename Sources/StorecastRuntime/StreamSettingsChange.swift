@@ -21,9 +21,12 @@ public struct StreamSettingsChange: Sendable, Equatable, Decodable {
     public var latencyMode: String?
     public var ladderProfile: Field<String> = .unchanged
     public var reconnectWindowSeconds: Field<Int> = .unchanged
+    /// Pinned to the top of the tenant's stories feed while live.
+    public var pinned: Bool?
 
     public init(title: String? = nil, visibility: String? = nil, recording: Bool? = nil, latencyMode: String? = nil,
-                ladderProfile: Field<String> = .unchanged, reconnectWindowSeconds: Field<Int> = .unchanged) {
+                ladderProfile: Field<String> = .unchanged, reconnectWindowSeconds: Field<Int> = .unchanged, pinned: Bool? = nil) {
+        self.pinned = pinned
         self.title = title
         self.visibility = visibility
         self.recording = recording
@@ -33,7 +36,7 @@ public struct StreamSettingsChange: Sendable, Equatable, Decodable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case title, visibility, recording, latencyMode, ladderProfile, reconnectWindowSeconds
+        case title, visibility, recording, latencyMode, ladderProfile, reconnectWindowSeconds, pinned
     }
 
     public init(from decoder: any Decoder) throws {
@@ -45,6 +48,7 @@ public struct StreamSettingsChange: Sendable, Equatable, Decodable {
         latencyMode = try c.decodeIfPresent(String.self, forKey: .latencyMode)
         ladderProfile = try Self.field(c, .ladderProfile)
         reconnectWindowSeconds = try Self.field(c, .reconnectWindowSeconds)
+        pinned = try c.decodeIfPresent(Bool.self, forKey: .pinned)
     }
 
     private static func field<Value: Decodable & Sendable & Equatable>(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Field<Value> {

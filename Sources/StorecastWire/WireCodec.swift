@@ -74,6 +74,7 @@ public enum WireCodec {
         case .thumbnail(let t):
             w.i64(t.streamID); w.i64(t.pts); w.u16(t.width); w.u16(t.height)
             w.block32(t.jpeg)
+            if !t.placeholder.isEmpty { w.block32(Array(t.placeholder.prefix(Thumbnail.maximumPlaceholder))) }
         case .workerReady(let s), .workerHeartbeat(let s):
             w.string16(s.workerID); w.u16(s.capacity)
             w.u16(UInt16(s.streams.count))
@@ -184,8 +185,10 @@ public enum WireCodec {
                 }
                 message = .batch(messages)
             case .thumbnail:
-                message = .thumbnail(Thumbnail(streamID: try r.i64(), pts: try r.i64(), width: try r.u16(), height: try r.u16(),
-                                               jpeg: try r.block32(limit: maximumThumbnail)))
+                var still = Thumbnail(streamID: try r.i64(), pts: try r.i64(), width: try r.u16(), height: try r.u16(),
+                                      jpeg: try r.block32(limit: maximumThumbnail))
+                if !r.isAtEnd { still.placeholder = try r.block32(limit: Thumbnail.maximumPlaceholder) }
+                message = .thumbnail(still)
             case .workerReady, .workerHeartbeat:
                 let id = try r.string16(), capacity = try r.u16()
                 let count = Int(try r.u16())
@@ -257,7 +260,7 @@ extension WireMessage {
         case .accessUnit(let u): u.data.count
         case .streamAnnounce(let a): a.tracks.reduce(0) { $0 + $1.config.count + 64 }
         case .telemetry(let t): t.exposition.utf8.count
-        case .thumbnail(let t): t.jpeg.count
+        case .thumbnail(let t): t.jpeg.count + t.placeholder.count
         case .batch(let messages): messages.reduce(0) { $0 + $1.payloadSize + 48 }
         default: 0
         }

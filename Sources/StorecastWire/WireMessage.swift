@@ -158,13 +158,18 @@ public struct Thumbnail: Equatable, Sendable {
     public var width: UInt16
     public var height: UInt16
     public var jpeg: [UInt8]
+    /// The same picture as a tiny JPEG (16x9, or 9x16 upright) for the stories feed's first
+    /// paint, at most ``maximumPlaceholder`` bytes; empty: none.
+    public var placeholder: [UInt8]
+    public static let maximumPlaceholder = 2048
 
-    public init(streamID: Int64, pts: Int64, width: UInt16, height: UInt16, jpeg: [UInt8]) {
+    public init(streamID: Int64, pts: Int64, width: UInt16, height: UInt16, jpeg: [UInt8], placeholder: [UInt8] = []) {
         self.streamID = streamID
         self.pts = pts
         self.width = width
         self.height = height
         self.jpeg = jpeg
+        self.placeholder = placeholder
     }
 }
 

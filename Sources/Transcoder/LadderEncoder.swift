@@ -51,6 +51,9 @@ final class LadderEncoder {
     private var thumbnails: ThumbnailSchedule
     private var thumbnailScaler: FrameScaler?
     private var jpegEncoder: JPEGEncoder?
+    /// The stories feed's placeholder: the same picture at 16x9 (9x16 upright).
+    private var placeholderScaler: FrameScaler?
+    private var placeholderEncoder: JPEGEncoder?
     /// The last decoded source frame, the slate made from it, and the last video time encoded.
     private var lastFrame: VideoFrame?
     private var slate: VideoFrame?
@@ -175,6 +178,9 @@ final class LadderEncoder {
             let size = ThumbnailSchedule.size(sourceWidth: width, sourceHeight: height)
             thumbnailScaler = FrameScaler(width: size.width, height: size.height, fullRange: true)
             jpegEncoder = try JPEGEncoder(width: size.width, height: size.height)
+            let tiny = ThumbnailSchedule.placeholderSize(sourceWidth: width, sourceHeight: height)
+            placeholderScaler = FrameScaler(width: tiny.width, height: tiny.height, fullRange: true)
+            placeholderEncoder = try? JPEGEncoder(width: tiny.width, height: tiny.height, quality: ThumbnailSchedule.placeholderQuality)
         }
         let plans = ladder.plan(sourceWidth: width, sourceHeight: height, ceiling: settings.ladderCeiling)
         audioOutTrackID = UInt8(plans.count + 1)
@@ -362,7 +368,14 @@ final class LadderEncoder {
         do {
             let jpeg = try jpegEncoder.encode(try thumbnailScaler.scale(frame))
             thumbnailsTaken += 1
-            return .thumbnail(Thumbnail(streamID: streamID, pts: frame.pts, width: UInt16(jpegEncoder.width), height: UInt16(jpegEncoder.height), jpeg: jpeg))
+            // The placeholder is best effort: without it the still still goes.
+            var placeholder: [UInt8] = []
+            if let placeholderScaler, let placeholderEncoder, let tiny = try? placeholderEncoder.encode(try placeholderScaler.scale(frame)),
+               tiny.count <= Thumbnail.maximumPlaceholder {
+                placeholder = tiny
+            }
+            return .thumbnail(Thumbnail(streamID: streamID, pts: frame.pts, width: UInt16(jpegEncoder.width), height: UInt16(jpegEncoder.height), jpeg: jpeg,
+                                        placeholder: placeholder))
         } catch {
             thumbnailErrors += 1
             return nil

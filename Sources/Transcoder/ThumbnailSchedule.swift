@@ -18,6 +18,16 @@ public struct ThumbnailSchedule: Sendable {
         grid?.isKeyframe(pts: pts) ?? false
     }
 
+    /// The stories feed's placeholder: 16x9, or 9x16 for an upright source; the page stretches
+    /// and blurs it, so its aspect need not be the source's.
+    public static func placeholderSize(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
+        sourceHeight > sourceWidth ? (9, 16) : (16, 9)
+    }
+
+    /// The placeholder's JPEG quantiser scale: coarse, since it is shown blurred (most of its
+    /// bytes are the JPEG's tables anyway).
+    public static let placeholderQuality = 12
+
     public static func size(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
         let short = min(sourceWidth, sourceHeight)
         guard short > 0 else { return (0, 0) }

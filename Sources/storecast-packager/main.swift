@@ -22,10 +22,13 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "Seconds an ended stream stays servable before it leaves memory.") var endedRetention: Double = 120
     @Option(help: "Low-Latency HLS part target in seconds (0.2 to 0.5); 0 serves plain HLS without parts.") var partTarget: Double = 1.0 / 3.0
     @Option(help: "Parts are written as CMAF chunks of about this many seconds and streamed to players waiting on the preload hint (each chunk adds ~100 bytes); 0 writes a part as one chunk.") var chunkTarget: Double = 0.1
-    @Option(help: "The player page's choice where the browser has both: native (Safari's does LL-HLS; Chromium's ignores parts and plays about 3 segments behind) or hls.js (low latency wherever MSE exists; needs --hlsjs-url or --hlsjs-file).") var player = "native"
+    @Option(help: "The player page's choice where the browser has both: auto (hls.js wherever MSE exists and the browser is not Safari, whose own player does LL-HLS), native (Chromium's ignores parts and plays about 3 segments behind) or hls.js. hls.js needs --hlsjs-url or --hlsjs-file (or \(PackagerCommand.bundledHlsJS), which the Docker image ships); without it the page plays natively.") var player = "auto"
     @Option(help: "URL of hls.js for browsers without native HLS (optional).") var hlsjsURL: String?
-    @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given).") var hlsjsFile: String?
-    @Option(help: "Base URL players reach the control API at (for example https://api.example.com): the player page waits on a stream's events there instead of polling its playlist until the show starts.") var eventsURL: String?
+    @Option(help: "A local hls.js build to serve at /assets/hls.js (and to use on the player page when --hlsjs-url is not given; default: \(PackagerCommand.bundledHlsJS) when it exists).") var hlsjsFile: String?
+
+    /// Where the Docker image puts hls.js; used when neither --hlsjs-url nor --hlsjs-file is given.
+    static let bundledHlsJS = "/usr/share/storecast/hls.min.js"
+    @Option(help: "Base URL players reach the control API at (for example https://api.example.com): the player page waits on a stream's events there instead of polling its playlist until the show starts, and /feed/TENANT reads the tenant's stories feed there.") var eventsURL: String?
     @Option(help: "PostgreSQL connection string: private streams and playback tokens. Without it every stream is public.") var database: String?
     @Option(help: "Directory recordings are written to (streams with recording on; needs --database).") var recordingsDir = "recordings"
     @Option(help: "ZeroMQ endpoint transcoders reach this packager at, registered for sharding (default: --pull-endpoint with * as 127.0.0.1).") var advertiseEndpoint: String?
@@ -51,6 +54,7 @@ struct PackagerCommand: AsyncParsableCommand {
         let nodeID = node ?? NodeIdentity.stableNodeID(service: "packager", port: httpPort)
         if database == nil { logger.warning("no --database: private streams cannot be checked, every stream plays without a token") }
         var hlsJS: [UInt8]?
+        let hlsjsFile = hlsjsFile ?? (hlsjsURL == nil && FileManager.default.isReadableFile(atPath: Self.bundledHlsJS) ? Self.bundledHlsJS : nil)
         if let hlsjsFile {
             guard let data = FileManager.default.contents(atPath: hlsjsFile) else {
                 throw ValidationError("--hlsjs-file \(hlsjsFile) cannot be read; give the path of an hls.js build (hls.min.js).")

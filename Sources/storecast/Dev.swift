@@ -80,6 +80,7 @@ struct Dev: AsyncParsableCommand {
           Publish:  ffmpeg -re -i any.mp4 -c copy -f flv rtmp://\(publicHost):\(rtmpPort)/live/\(key)
           RTMP URL: rtmp://\(publicHost):\(rtmpPort)/live/\(key)
           Player:   http://\(publicHost):\(httpPort)/play/demo/demo-show
+          Feed:     http://\(publicHost):\(httpPort)/feed/demo   (the shoppers' stories feed)
           Playlist: http://\(publicHost):\(httpPort)/live/demo/demo-show/master.m3u8
           API:      http://127.0.0.1:\(apiPort)/v1/streams   (this host only)
           Token:    curl -H 'Authorization: Bearer \(adminToken)' http://127.0.0.1:\(apiPort)/v1/streams

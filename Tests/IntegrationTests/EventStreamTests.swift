@@ -48,7 +48,8 @@ import Testing
         #expect(idle, "the page gets the stream's state at once, on both")
         // Storecast's own player page, opened before the show, waits on the same events.
         let page = try await WebDriverSession(logDirectory: stack.logDirectory)
-        try await page.navigate("\(stack.playbackBase)/play/shop/live?player=hls.js")
+        // No ?player=: in Chromium (MSE, not Safari) the page picks hls.js by default.
+        try await page.navigate("\(stack.playbackBase)/play/shop/live")
         let waiting = await StorecastStack.eventually(timeout: .seconds(10)) {
             ((try? await page.evaluate("return window.storecastWait && window.storecastWait.via")) as? String) == "events"
         }

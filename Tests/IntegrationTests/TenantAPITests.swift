@@ -135,6 +135,9 @@ import Testing
         "POST /v1/tenants/:tenant/webhooks/:endpoint/deliveries/:delivery/replay": nil,
         "POST /v1/tenants/:tenant/streams/:stream/highlights": #"{"productId":"sku-1","title":"Red dress","price":"49.90","currency":"EUR"}"#,
         "GET /v1/tenants/:tenant/streams/:stream/highlights": nil,
+        "GET /v1/feed/:tenant": nil,
+        "GET /v1/tenants/:tenant/feed": nil,
+        "PUT /v1/tenants/:tenant/feed-settings": #"{"order":"started"}"#,
     ]
 
     /// Tenant isolation over every registered route: tenant A's key against tenant B's things is
@@ -402,6 +405,60 @@ import Testing
         #expect(limited.headers.first { $0.key.lowercased() == "retry-after" }?.value == "1", "\(limited.headers)")
         try await Task.sleep(for: .milliseconds(1100))
         #expect(await api.call("POST", h, json: #"{"productId":"again","title":"x"}"#, token: poster.text).status == 201)
+    }
+
+    /// The stories feed (issue 18), as a golden table in order: public live shows only, pinned
+    /// first, then by viewers or start time as the tenant sets it; private shows, signed, only
+    /// for the tenant's back end; the current card and the placeholder.
+    @Test func storiesFeedAsAGoldenTable() async throws {
+        let api = try await API()
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop","name":"Shop GmbH"}"#, token: TestEnvironment.adminToken).status == 201)
+        for s in ["early", "busy", "secret", "idle"] {
+            #expect(await api.call("POST", "/v1/tenants/shop/streams", json: #"{"slug":"\#(s)","title":"Show \#(s)"}"#, token: TestEnvironment.adminToken).status == 201)
+        }
+        // Three shows on: early (started first, 5 viewers), busy (9 viewers), secret (private).
+        _ = try await api.db.execute("""
+            WITH s AS (UPDATE streams SET status = 'live', viewers = CASE slug WHEN 'busy' THEN 9 ELSE 5 END, viewers_at = now() + interval '1 second',
+                                          visibility = CASE slug WHEN 'secret' THEN 'private' ELSE 'public' END
+                       WHERE slug IN ('early', 'busy', 'secret') RETURNING id, slug)
+            INSERT INTO sessions (stream_id, ingest_node, remote_addr, started_at)
+            SELECT id, 'ingest-x', '127.0.0.1', now() - CASE slug WHEN 'early' THEN interval '10 minutes' ELSE interval '1 minute' END FROM s
+            """)
+        let signer = try await api.key("shop", scopes: ["playback:sign"])
+        let reader = try await api.key("shop", scopes: ["streams:read", "streams:write", "highlights"])
+        func order(_ body: String) -> [String] { body.matches(of: /"stream":"([a-z-]+)"/).map { String($0.1) } }
+        let table: [(method: String, path: String, body: String?, token: String?, status: Int, shows: [String]?, says: String)] = [
+            ("GET", "/v1/feed/shop", nil, nil, 200, ["busy", "early"], #""order":"viewers""#),
+            ("PATCH", "/v1/tenants/shop/streams/early", #"{"pinned":true}"#, reader.text, 200, nil, #""pinned":true"#),
+            ("GET", "/v1/feed/shop", nil, nil, 200, ["early", "busy"], #""pinned":true"#),
+            ("PATCH", "/v1/tenants/shop/streams/early", #"{"pinned":false}"#, reader.text, 200, nil, #""pinned":false"#),
+            ("PUT", "/v1/tenants/shop/feed-settings", #"{"order":"started"}"#, reader.text, 200, nil, #""order":"started""#),
+            ("GET", "/v1/feed/shop", nil, nil, 200, ["busy", "early"], #""order":"started""#),
+            ("GET", "/v1/feed/shop?order=viewers&limit=1", nil, nil, 200, ["busy"], #""name":"Shop GmbH""#),
+            ("PUT", "/v1/tenants/shop/feed-settings", #"{"order":"random"}"#, reader.text, 400, nil, #""field":"order""#),
+            ("GET", "/v1/feed/shop?order=random", nil, nil, 400, nil, #""field":"order""#),
+            ("GET", "/v1/feed/shop?limit=0", nil, nil, 400, nil, #""field":"limit""#),
+            ("GET", "/v1/feed/ghost", nil, nil, 404, nil, "no tenant ghost"),
+            ("GET", "/v1/feed/Not_A_Slug", nil, nil, 404, nil, #""code":"not_found""#),
+            ("GET", "/v1/tenants/shop/feed", nil, signer.text, 200, ["busy", "secret", "early"], #"\/live\/shop\/secret\/master.m3u8?token="#),
+            ("GET", "/v1/tenants/shop/feed", nil, reader.text, 403, nil, "playback:sign"),
+        ]
+        for (i, c) in table.enumerated() {
+            let r = await api.call(c.method, c.path, json: c.body, token: c.token)
+            #expect(r.status == c.status && r.body.contains(c.says) && (c.shows.map { order(r.body) == $0 } ?? true),
+                    "row \(i): \(c.method) \(c.path) \(c.body ?? "") → \(r.status) \(order(r.body)) \(r.body.prefix(600))")
+        }
+        let open = await api.call("GET", "/v1/feed/shop", token: nil)
+        #expect(open.headers.first { $0.key.lowercased() == "cache-control" }?.value == "public, max-age=5"
+                && open.headers.first { $0.key.lowercased() == "access-control-allow-origin" }?.value == "*", "\(open.headers)")
+        #expect(!open.body.contains("secret") && !open.body.contains("token="), "no private show and no token in the public feed: \(open.body)")
+        #expect(open.body.contains(#""previewUrl":"http:\/\/127.0.0.1:"#) && open.body.contains(#"\/live\/shop\/busy\/thumbnail.jpg""#), "\(open.body)")
+        // The card showing now, and the placeholder its packager wrote.
+        #expect(await api.call("POST", "/v1/tenants/shop/streams/busy/highlights", json: #"{"productId":"sku-1","title":"Red dress","durationSeconds":60}"#, token: reader.text).status == 201)
+        _ = try await api.db.execute("UPDATE streams SET placeholder = 'data:image/jpeg;base64,/9j/2w==' WHERE slug = 'busy'")
+        let later = await api.call("GET", "/v1/feed/shop", token: nil)
+        #expect(later.body.contains(#""highlight":{"#) && later.body.contains(#""title":"Red dress""#) && later.body.contains(#""placeholder":"data:image\/jpeg;base64,\/9j\/2w==""#), "\(later.body)")
     }
 
     /// A key does only what its scopes say, and cannot make or revoke a key with more.

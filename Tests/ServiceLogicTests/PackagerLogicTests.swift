@@ -247,6 +247,23 @@ import Testing
         #expect(regexLines.count == 3 && regexLines.allSatisfy { $0.contains(")") }, "regex literals stay on one line: \(regexLines)")
     }
 
+    /// The page's default (auto): hls.js wherever MSE exists and the browser is not Safari; the
+    /// operator's or the page's choice overrides it.
+    @Test(arguments: [(PlayerPreference.auto, "auto"), (.native, "native"), (.hlsJS, "hls.js")])
+    func thePlayerChoiceReachesTheScript(prefer: PlayerPreference, written: String) {
+        let page = PlayerPage.html(title: "t/s", playlistURL: "/live/t/s/master.m3u8", hlsJSURL: "/assets/hls.js", prefer: prefer)
+        #expect(page.contains("get('player') || \"\(written)\";"))
+        #expect(page.contains("const wantHlsJS = prefer === 'hls.js' || (prefer === 'auto' && !safari);"))
+        #expect(PlayerPage.html(title: "t", playlistURL: "/x", hlsJSURL: nil).contains("get('player') || \"auto\";"), "auto by default")
+    }
+
+    /// The feed page reads the tenant's feed from the API's URL, as a script string.
+    @Test func theFeedPageReadsTheAPIsFeed() {
+        let page = FeedPage.html(tenant: "shop", feedURL: "https://api.example.com/v1/feed/shop", hlsJSURL: "/assets/hls.js")
+        #expect(page.contains(#"const feedURL = "https://api.example.com/v1/feed/shop";"#))
+        #expect(page.contains(#"<script src="/assets/hls.js"></script>"#) && page.components(separatedBy: "</script>").count == 3)
+    }
+
     /// The stream's events URL goes into the script as a JavaScript string (null without one),
     /// and cannot close the script element.
     @Test(arguments: [

@@ -39,6 +39,12 @@ import StorecastRuntime
         #expect(TranscoderSettings().applying(nil, ceiling: c.ceiling).ladderCeiling == c.ceiling)
     }
 
+    @Test func placeholdersAreSixteenByNineOrUpright() {
+        #expect(ThumbnailSchedule.placeholderSize(sourceWidth: 1280, sourceHeight: 720) == (16, 9))
+        #expect(ThumbnailSchedule.placeholderSize(sourceWidth: 720, sourceHeight: 1280) == (9, 16))
+        #expect(ThumbnailSchedule.placeholderSize(sourceWidth: 640, sourceHeight: 480) == (16, 9))
+    }
+
     @Test func fieldBitrates() {
         #expect(RenditionLadder.field.rungs.map(\.bitrate) == [6_000_000, 2_000_000, 800_000, 400_000])
     }

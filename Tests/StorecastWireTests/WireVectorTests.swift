@@ -20,6 +20,8 @@ let wireCases: [String: WireMessage] = [
     "access-unit-negative-dts": .accessUnit(AccessUnit(streamID: 42, trackID: 2, flags: 0, sequence: 9, dts: -21, compositionOffset: 0, data: [])),
     "stream-end": .streamEnd(StreamEnd(streamID: 42, reason: "disconnected")),
     "thumbnail": .thumbnail(Thumbnail(streamID: 42, pts: 450_000, width: 640, height: 360, jpeg: [0xFF, 0xD8, 0xFF, 0xD9])),
+    "thumbnail-with-placeholder": .thumbnail(Thumbnail(streamID: 42, pts: 450_000, width: 640, height: 360, jpeg: [0xFF, 0xD8, 0xFF, 0xD9],
+                                                       placeholder: [0xFF, 0xD8, 0xFF, 0xDB, 0x00, 0xFF, 0xD9])),
     "worker-ready": .workerReady(WorkerStatus(workerID: "transcoder-a", capacity: 2, streams: [])),
     "worker-heartbeat": .workerHeartbeat(WorkerStatus(workerID: "transcoder-a", capacity: 2, streams: [42, 43])),
     "assign": .assign(Assignment(streamID: 42, packagerEndpoint: "tcp://127.0.0.1:5602")),

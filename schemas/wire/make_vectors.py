@@ -20,6 +20,7 @@ vectors = [
     ("access-unit-keyframe", head(0x02) + struct.pack(">qBBQqi", 42, 1, 1, 1, 0, 66) + blob(bytes.fromhex("000000026588"))),
     ("access-unit-negative-dts", head(0x02) + struct.pack(">qBBQqi", 42, 2, 0, 9, -21, 0) + blob(b"")),
     ("thumbnail", head(0x04) + struct.pack(">qqHH", 42, 450000, 640, 360) + blob(bytes.fromhex("ffd8ffd9"))),
+    ("thumbnail-with-placeholder", head(0x04) + struct.pack(">qqHH", 42, 450000, 640, 360) + blob(bytes.fromhex("ffd8ffd9")) + blob(bytes.fromhex("ffd8ffdb00ffd9"))),
     ("stream-end", head(0x03) + struct.pack(">q", 42) + s("disconnected")),
     ("worker-ready", head(0x10) + s("transcoder-a") + struct.pack(">HH", 2, 0)),
     ("worker-heartbeat", head(0x11) + s("transcoder-a") + struct.pack(">HHqq", 2, 2, 42, 43)),

@@ -1,0 +1,188 @@
+/// The shoppers' stories feed page (`/feed/TENANT`, issue 18): the tenant's live shows one above
+/// the other, swiped like stories (touch, wheel, or the arrow keys).
+///
+/// - Each show paints its blurred placeholder at once (inline in the feed), then its preview
+///   still, then video.
+/// - At most two players are alive: the show on screen, playing, and the next one, preloaded
+///   (playlist, init segments and its first part or so fetched, paused). A show swiped away has
+///   its player destroyed, and its requests stop.
+/// - The feed is read again every 5 s (it is cacheable for 5 s): ended shows drop out without a
+///   reload, and new ones join at the end.
+/// - For tests and benchmarks the page records each swipe's time from the swipe to the next
+///   show's first frame (`requestVideoFrameCallback`), and the most players ever alive.
+enum FeedPage {
+    static func html(tenant: String, feedURL: String, hlsJSURL: String?) -> String {
+        let hls = hlsJSURL.map { "<script src=\"\(PlayerPage.escape($0))\"></script>" } ?? ""
+        return """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+        <title>\(PlayerPage.escape(tenant)) · live</title>
+        <style>html,body{margin:0;height:100%;overflow:hidden;background:#000;color:#fff;font:15px system-ui,sans-serif;touch-action:none}
+        .slide{position:absolute;inset:0;transition:transform .25s ease-out;overflow:hidden}
+        .slide img,.slide video{position:absolute;inset:0;width:100%;height:100%;object-fit:cover}
+        .slide .blur{filter:blur(18px);transform:scale(1.15)}
+        .slide .meta{position:absolute;left:14px;right:14px;bottom:18px;text-shadow:0 1px 3px #000}
+        .slide .meta b{display:block;font-size:17px}.slide .viewers{opacity:.85}
+        .slide .card{position:absolute;left:14px;bottom:80px;display:flex;gap:10px;align-items:center;max-width:80%;padding:8px 12px 8px 8px;
+          border-radius:12px;background:rgba(255,255,255,.92);color:#111}
+        .slide .card img{position:static;width:48px;height:48px;border-radius:8px}
+        #empty{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;opacity:.8}</style>
+        \(hls)
+        </head><body>
+        <div id="feed"></div><div id="empty" hidden>No live shows right now.</div>
+        <script>
+        (() => {
+        const feedURL = \(PlayerPage.jsString(feedURL));
+        const feedBox = document.getElementById('feed'), empty = document.getElementById('empty');
+        const useHlsJS = !!(window.Hls && Hls.isSupported()) && !/^((?!chrome|android).)*safari/i.test(navigator.userAgent);
+        \(PlayerPage.cardAtScript)
+        let shows = [], index = 0;
+        const slides = new Map();   // stream -> {el, show}
+        const players = new Map();  // stream -> {video, hls}
+        window.storecastFeed = { swipes: [], maxPlayers: 0, destroyed: [], shows: () => shows.map(s => s.stream), players: () => [...players.keys()] };
+
+        function slideFor(show) {
+          let s = slides.get(show.stream);
+          if (!s) {
+            const el = document.createElement('div');
+            el.className = 'slide';
+            el.dataset.stream = show.stream;
+            el.innerHTML = '<img class="blur" alt=""><img class="preview" alt="" hidden><div class="meta"><b></b><span class="seller"></span> · <span class="viewers"></span></div>';
+            const preview = el.querySelector('.preview');
+            preview.onload = () => { preview.hidden = false; };
+            feedBox.appendChild(el);
+            s = { el, show };
+            slides.set(show.stream, s);
+            if (show.placeholder) el.querySelector('.blur').src = show.placeholder;
+            preview.src = show.previewUrl;
+          }
+          s.show = show;
+          s.el.querySelector('b').textContent = show.title || show.stream;
+          s.el.querySelector('.seller').textContent = show.seller.name;
+          s.el.querySelector('.viewers').textContent = show.viewers + ' watching';
+          // Until its video plays, the show's current card as the feed has it.
+          if (!players.has(show.stream)) setCard(s.el, show.highlight ? { 'X-TITLE': show.highlight.title, 'X-PRICE': show.highlight.price, 'X-CURRENCY': show.highlight.currency } : null);
+          return s;
+        }
+
+        function setCard(el, c) {
+          let card = el.querySelector('.card');
+          if (!c) { if (card) card.remove(); return; }
+          if (!card) { card = document.createElement('div'); card.className = 'card'; el.appendChild(card); }
+          card.textContent = c['X-TITLE'] + (c['X-PRICE'] ? ' · ' + c['X-PRICE'] + ' ' + (c['X-CURRENCY'] || '') : '');
+        }
+
+        // While a show plays, its card comes from the date-range cues, on the frame it belongs to.
+        function followCards(p) {
+          let shown = null;
+          const onFrame = (now, meta) => {
+            if (!players.has(p.stream)) return;
+            const c = storecastCardAt(p.video, meta.mediaTime);
+            if ((c && c.id) !== (shown && shown.id)) { shown = c; setCard(slides.get(p.stream).el, c); }
+            p.video.requestVideoFrameCallback(onFrame);
+          };
+          if ('requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(onFrame);
+        }
+
+        function startPlayer(show, play) {
+          let p = players.get(show.stream);
+          if (!p) {
+            const video = document.createElement('video');
+            video.muted = true; video.playsInline = true; video.preload = 'auto';
+            video.style.opacity = '0';
+            slides.get(show.stream).el.insertBefore(video, slides.get(show.stream).el.querySelector('.meta'));
+            let hls = null;
+            if (useHlsJS) {
+              // Preloading: about a part ahead, not more (the buffer grows once it plays).
+              hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5, maxBufferLength: play ? 4 : 1, maxMaxBufferLength: play ? 30 : 1, backBufferLength: 4 });
+              hls.loadSource(show.playbackUrl);
+              hls.attachMedia(video);
+            } else {
+              video.src = show.playbackUrl;
+            }
+            p = { video, hls, stream: show.stream };
+            players.set(show.stream, p);
+            followCards(p);
+            window.storecastFeed.maxPlayers = Math.max(window.storecastFeed.maxPlayers, players.size);
+          }
+          if (play) {
+            if (p.hls) { p.hls.config.maxBufferLength = 4; p.hls.config.maxMaxBufferLength = 30; }
+            const shown = () => { p.video.style.opacity = '1'; };
+            if ('requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(shown); else p.video.addEventListener('playing', shown, { once: true });
+            p.video.play().catch(() => {});
+          }
+          return p;
+        }
+
+        function stopPlayer(stream) {
+          const p = players.get(stream);
+          if (!p) return;
+          players.delete(stream);
+          if (p.hls) p.hls.destroy();
+          p.video.removeAttribute('src'); p.video.load(); p.video.remove();
+          window.storecastFeed.destroyed.push({ stream, at: performance.now() });
+        }
+
+        function layout() {
+          empty.hidden = shows.length > 0;
+          shows.forEach((show, i) => { slideFor(show).el.style.transform = 'translateY(' + ((i - index) * 100) + '%)'; });
+          for (const [stream, s] of slides) if (!shows.some(x => x.stream === stream)) { stopPlayer(stream); s.el.remove(); slides.delete(stream); }
+          // At most two players: the show on screen and the next; every other one goes first.
+          const keep = shows.slice(index, index + 2).map(s => s.stream);
+          for (const stream of [...players.keys()]) if (!keep.includes(stream)) stopPlayer(stream);
+          if (shows[index]) startPlayer(shows[index], true);
+          if (shows[index + 1]) startPlayer(shows[index + 1], false);
+        }
+
+        function go(step) {
+          const to = index + step;
+          if (to < 0 || to >= shows.length) return;
+          const from = shows[index].stream, next = shows[to];
+          const t0 = performance.now();
+          index = to;
+          layout();
+          const p = players.get(next.stream);
+          const record = () => window.storecastFeed.swipes.push({ from, to: next.stream, ms: performance.now() - t0 });
+          if (p && 'requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(record);
+          else if (p) p.video.addEventListener('playing', record, { once: true });
+        }
+        window.storecastFeed.go = go;
+
+        async function refresh() {
+          try {
+            const r = await fetch(feedURL);
+            if (!r.ok) return;
+            const list = (await r.json()).shows;
+            const current = shows[index] && shows[index].stream;
+            // Shows on screen or passed keep their place; ended ones drop out; new ones join at the end.
+            const kept = shows.filter(s => list.some(x => x.stream === s.stream)).map(s => list.find(x => x.stream === s.stream));
+            const added = list.filter(x => !kept.some(s => s.stream === x.stream));
+            shows = kept.concat(added);
+            const at = shows.findIndex(s => s.stream === current);
+            index = at >= 0 ? at : Math.min(index, Math.max(0, shows.length - 1));
+            layout();
+          } catch (e) {}
+        }
+
+        let touchY = null;
+        addEventListener('touchstart', e => { touchY = e.touches[0].clientY; }, { passive: true });
+        addEventListener('touchend', e => {
+          if (touchY === null) return;
+          const dy = e.changedTouches[0].clientY - touchY; touchY = null;
+          if (Math.abs(dy) > 40) go(dy < 0 ? 1 : -1);
+        });
+        let wheelAt = 0;
+        addEventListener('wheel', e => { if (Math.abs(e.deltaY) > 20 && performance.now() - wheelAt > 400) { wheelAt = performance.now(); go(e.deltaY > 0 ? 1 : -1); } });
+        addEventListener('keydown', e => {
+          if (e.key === 'ArrowDown' || e.key === 'j' || e.key === 'PageDown') go(1);
+          if (e.key === 'ArrowUp' || e.key === 'k' || e.key === 'PageUp') go(-1);
+        });
+        refresh();
+        setInterval(refresh, 5000);
+        })();
+        </script>
+        </body></html>
+        """
+    }
+}

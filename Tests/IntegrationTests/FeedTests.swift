@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// The shoppers' stories feed from their side (issue 18): three live shows, the feed page loaded
+/// through a caching proxy (nginx, as a CDN) in headless Chromium with hls.js. The blurred
+/// placeholder paints first; a swipe plays the next show, which was preloaded; never more than two
+/// players are alive, and a show swiped away makes no request of its own 200 ms after; a show
+/// that ends drops out without a reload.
+@Suite(.serialized) struct FeedTests {
+    @Test func aShopperSwipesThroughLiveShows() async throws {
+        let stack = try StorecastStack()
+        var keys: [String: String] = [:]
+        for show in ["alpha", "bravo", "charlie"] { keys[show] = try await stack.provisionStream(tenant: "shop", stream: show) }
+        let api = "http://127.0.0.1:\(stack.apiPort)"
+        try stack.start(packagerArguments: ["--events-url", api, "--hlsjs-file", try TestEnvironment.testTool("hls.js").path])
+        try await stack.waitUntilReady()
+        let (nginx, cdn, _) = try await CachedCrossOriginPlaybackTests.startCache(for: stack)
+        defer { nginx.stop(grace: 2) }
+
+        // Pinned first, then by start time (newest first): alpha, then charlie, then bravo.
+        #expect(await TestEnvironment.http("PATCH", "\(api)/v1/tenants/shop/streams/alpha", json: #"{"pinned":true}"#)?.status == 200)
+        #expect(await TestEnvironment.http("PUT", "\(api)/v1/tenants/shop/feed-settings", json: #"{"order":"started"}"#)?.status == 200)
+        var publishers: [String: ServiceProcess] = [:]
+        for show in ["alpha", "bravo", "charlie"] {
+            publishers[show] = try EndToEndTests.publisher(url: stack.rtmpURL(key: keys[show]!), seconds: show == "charlie" ? 35 : 60,
+                                                           logDirectory: stack.logDirectory, size: "426x240", name: "publisher-\(show)")
+            try await Task.sleep(for: .milliseconds(1500))
+        }
+        defer { publishers.values.forEach { $0.stop(grace: 1) } }
+        // Each live show's packager writes its placeholder within about 5 s of its first still.
+        var feed = ""
+        let ready = await StorecastStack.eventually(timeout: .seconds(30)) {
+            feed = String(decoding: await TestEnvironment.httpGet("\(api)/v1/feed/shop")?.body ?? [], as: UTF8.self)
+            return feed.matches(of: /"placeholder":"data:image\\\/jpeg;base64,[A-Za-z0-9+\\\/=]+"/).count == 3
+        }
+        #expect(ready, "three shows, each with its placeholder: \(feed)")
+        #expect(feed.matches(of: /"stream":"([a-z]+)"/).map { String($0.1) } == ["alpha", "charlie", "bravo"], "\(feed)")
+        if let encoded = feed.firstMatch(of: /"placeholder":"data:image\\\/jpeg;base64,([^"]+)"/)?.1,
+           let bytes = Data(base64Encoded: String(encoded).replacingOccurrences(of: "\\/", with: "/")) {
+            print("FeedTests: a placeholder is \(bytes.count) bytes of JPEG")
+            #expect(bytes.starts(with: [0xFF, 0xD8]) && bytes.count <= 2048, "a JPEG of a few hundred bytes: \(bytes.count)")
+        }
+
+        let browser = try await WebDriverSession(logDirectory: stack.logDirectory)
+        try await browser.navigate("\(cdn)/feed/shop")
+        // Every request the page makes is kept (250 by default), to see when each player's stop.
+        _ = try await browser.evaluate("performance.setResourceTimingBufferSize(1000000); return true")
+        func state() async -> [String: Any] {
+            let json = (try? await browser.evaluate("""
+                const f = window.storecastFeed; if (!f) return '{}';
+                const blur = document.querySelector('.slide .blur');
+                const entries = performance.getEntriesByType('resource').map(e => ({ url: e.name, start: e.startTime }));
+                return JSON.stringify({ shows: f.shows(), players: f.players(), maxPlayers: f.maxPlayers, swipes: f.swipes, destroyed: f.destroyed,
+                    videos: document.querySelectorAll('video').length, placeholder: blur ? blur.src.slice(0, 22) : '', entries });
+                """)) as? String ?? "{}"
+            return (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]) ?? [:]
+        }
+        let loaded = await StorecastStack.eventually(timeout: .seconds(20)) {
+            let s = await state()
+            return (s["players"] as? [String]) == ["alpha", "charlie"]
+        }
+        var s = await state()
+        #expect(loaded, "the first show plays and the next one is preloaded: \(s)")
+        #expect(s["placeholder"] as? String == "data:image/jpeg;base64", "the placeholder paints from the feed itself: \(s["placeholder"] ?? "")")
+        try await Task.sleep(for: .seconds(3))
+        // Two swipes down, each measured from the swipe to the next show's first frame.
+        for _ in 0..<2 {
+            _ = try await browser.evaluate("window.storecastFeed.go(1); return true")
+            try await Task.sleep(for: .seconds(3))
+        }
+        s = await state()
+        let swipes = s["swipes"] as? [[String: Any]] ?? []
+        #expect(swipes.map { $0["to"] as? String ?? "" } == ["charlie", "bravo"], "\(swipes)")
+        for swipe in swipes { print("FeedTests: swipe to \(swipe["to"] ?? "?"): first frame \(Int((swipe["ms"] as? Double ?? -1).rounded())) ms after the swipe") }
+        #expect((s["maxPlayers"] as? Int ?? 99) <= 2 && (s["videos"] as? Int ?? 99) <= 2, "never more than two players: \(s["maxPlayers"] ?? "?")")
+        #expect(s["players"] as? [String] == ["bravo"], "at the last show, only its player: \(s["players"] ?? "?")")
+        // A show swiped away (and destroyed) makes no request of its own 200 ms after.
+        let entries = s["entries"] as? [[String: Any]] ?? []
+        for gone in s["destroyed"] as? [[String: Any]] ?? [] {
+            guard let stream = gone["stream"] as? String, let at = gone["at"] as? Double else { continue }
+            let own = entries.filter { ($0["url"] as? String ?? "").contains("/live/shop/\(stream)/") }
+            let late = own.filter { ($0["start"] as? Double ?? 0) > at + 200 }
+            #expect(own.count > late.count, "\(stream)'s player made requests before it was destroyed")
+            #expect(late.isEmpty, "\(stream)'s player was destroyed at \(Int(at)) ms; its requests after 200 ms: \(late.prefix(3))")
+        }
+        #expect(!(s["destroyed"] as? [[String: Any]] ?? []).isEmpty, "the page destroyed the players swiped away")
+
+        // charlie's publisher stops: the show ends and drops out of the feed without a reload.
+        publishers["charlie"]?.stop(grace: 1)
+        let dropped = await StorecastStack.eventually(timeout: .seconds(60)) {
+            (await state()["shows"] as? [String]) == ["alpha", "bravo"]
+        }
+        s = await state()
+        await browser.close()
+        #expect(dropped, "the ended show dropped out: \(s["shows"] ?? "?")")
+        #expect(s["players"] as? [String] == ["bravo"], "the show on screen plays on: \(s["players"] ?? "?")")
+        _ = await stack.stop()
+    }
+}

@@ -25,11 +25,34 @@ fi
 echo "== building (the executables, which the end-to-end tests run, and the tests)"
 swift build --build-tests
 echo "== testing"
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-swift test --skip-build --no-parallel "$@" 2>&1 | tee "$log"
-passed=$(grep -oE "Test run with [0-9]+ tests" "$log" | tail -1 | grep -oE "[0-9]+" || echo 0)
-echo "== fuzzing the parsers of untrusted bytes (libFuzzer, 6 s per target; fuzz/run.sh 600 for a longer run)"
-fuzz/run.sh 6
+log=$(mktemp); side_log=$(mktemp); fuzz_log=$(mktemp)
+trap 'rm -f "$log" "$side_log" "$fuzz_log"' EXIT
+if (( $# )); then
+    # A chosen subset (arguments as for swift test): run as asked, nothing beside it.
+    swift test --skip-build --no-parallel "$@" 2>&1 | tee "$log"
+    passed=$(grep -oE "Test run with [0-9]+ tests" "$log" | tail -1 | grep -oE "[0-9]+" || echo 0)
+    echo "swift-test: $passed passed, 0 failed"
+    exit 0
+fi
+# Suites without media (PostgreSQL, HTTP, Schemathesis; one short publish) run beside the media
+# suites, from the same test binary, at a lower CPU priority: the media tests' timing stays
+# theirs, and these use what they leave idle. The parsers' fuzzing runs beside them too, at the
+# lowest priority (it is bounded in wall time; an idle core gives it its runs).
+side='APIContractTests|TenantAPITests|PostgresCatalogTests|KubernetesManifestTests|ClusterKeysTests'
+bin="$(swift build --show-bin-path)/StorecastPackageTests.xctest"
+nice -n 10 "$bin" --testing-library swift-testing --no-parallel --filter "$side" >"$side_log" 2>&1 & side_pid=$!
+echo "== fuzzing the parsers of untrusted bytes beside the tests (libFuzzer, 6 s per target; fuzz/run.sh 600 for a longer run)"
+nice -n 19 fuzz/run.sh 6 >"$fuzz_log" 2>&1 & fuzz_pid=$!
+swift test --skip-build --no-parallel --skip "$side" 2>&1 | tee "$log"
+side_status=0; wait "$side_pid" || side_status=$?
+fuzz_status=0; wait "$fuzz_pid" || fuzz_status=$?
+echo "== the suites without media, run beside"
+cat "$side_log"
+echo "== fuzzing"
+cat "$fuzz_log"
+(( side_status == 0 )) || { echo "the suites without media failed (above)" >&2; exit 1; }
+(( fuzz_status == 0 )) || { echo "fuzzing found a crash (above; the input is kept in fuzz/regressions/)" >&2; exit 1; }
+passed=$(( $(grep -oE "Test run with [0-9]+ tests" "$log" | tail -1 | grep -oE "[0-9]+" || echo 0) \
+         + $(grep -oE "Test run with [0-9]+ tests" "$side_log" | tail -1 | grep -oE "[0-9]+" || echo 0) ))
 echo "== tests done in $(( $(date +%s) - start )) s"
 echo "swift-test: $passed passed, 0 failed"

@@ -109,7 +109,7 @@ paths:
                 storageQuotaBytes: {type: integer, minimum: 0, maximum: 1125899906842624}
                 maxSourceShortSide: {type: integer, minimum: 144, maximum: 4320}
                 maxSourceFrameRate: {type: number, minimum: 1, maximum: 240}
-                maxRenditionShortSide: {type: integer, minimum: 144, maximum: 2160, multipleOf: 2, description: "The maximum ladder: the largest rendition the tenant's shows are transcoded to, as a short side in pixels (720 for 720p). Rungs above it are left out from the next publish; ladder profiles with a rung above it are refused."}
+                maxRenditionShortSide: {type: integer, minimum: 144, maximum: 2160, multipleOf: 2, description: "The maximum ladder: the largest rendition the tenant's shows are transcoded to, as a short side in pixels (720 for 720p). Rungs above it are left out from the next publish; ladder profiles with a rung above it are refused. 2160, the default, is no ceiling."}
       responses:
         "200":
           description: The tenant as it is now.

@@ -35,7 +35,7 @@ enum FeedPage {
         (() => {
         const feedURL = \(PlayerPage.jsString(feedURL));
         const feedBox = document.getElementById('feed'), empty = document.getElementById('empty');
-        const useHlsJS = !!(window.Hls && Hls.isSupported()) && !/^((?!chrome|android).)*safari/i.test(navigator.userAgent);
+        const useHlsJS = !!(window.Hls && Hls.isSupported()) && !\(PlayerPage.safariTest);
         \(PlayerPage.cardAtScript)
         let shows = [], index = 0;
         const slides = new Map();   // stream -> {el, show}

@@ -12,31 +12,45 @@ struct HighlightBook: Sendable {
     /// Cards older than this are let go (the DVR keeps them in the database, not the playlist).
     static let horizon: Double = 600
 
-    private(set) var byKey: [String: [DateRange]] = [:]
+    /// A card as kept: its show (publish session) and its date range.
+    struct Card: Sendable, Equatable {
+        var session: Int64
+        var range: DateRange
+    }
+
+    private(set) var byKey: [String: [Card]] = [:]
     /// The newest card id read, where the next read continues.
     private(set) var lastID: Int64?
 
-    /// Takes cards read from the database; returns the keys whose cards changed.
+    /// Takes cards read from the database (repeats are dropped); returns the keys whose cards changed.
+    @discardableResult
     mutating func add(_ highlights: [HighlightStore.Highlight]) -> Set<String> {
         var changed: Set<String> = []
         for h in highlights {
             lastID = max(lastID ?? h.id, h.id)
             let key = PackageStore.key(tenant: h.tenant, stream: h.stream)
-            var ranges = byKey[key, default: []]
-            guard !ranges.contains(where: { $0.id == Self.id(h.id) }) else { continue }
-            ranges.append(Self.dateRange(h))
-            ranges.sort { ($0.startDate, $0.id) < ($1.startDate, $1.id) }
-            byKey[key] = Array(ranges.suffix(Self.perStream))
+            var cards = byKey[key, default: []]
+            guard !cards.contains(where: { $0.range.id == Self.id(h.id) }) else { continue }
+            cards.append(Card(session: h.session, range: Self.dateRange(h)))
+            cards.sort { ($0.range.startDate, $0.range.id) < ($1.range.startDate, $1.range.id) }
+            byKey[key] = Array(cards.suffix(Self.perStream))
             changed.insert(key)
         }
         return changed
     }
 
+    /// The date ranges of a stream's show (`session`), oldest first: a card of an earlier show
+    /// on the same stream never reaches the next one's playlists.
+    func ranges(_ key: String, session: Int64) -> [DateRange] {
+        (byKey[key] ?? []).filter { $0.session == session }.map(\.range)
+    }
+
     /// Lets go of cards that started more than `horizon` before `now` (seconds since 1970),
-    /// keeping each stream's latest, which may still be showing.
-    mutating func prune(now: Double) {
-        for (key, ranges) in byKey {
-            let kept = ranges.enumerated().filter { $0.offset == ranges.count - 1 || $0.element.startDate >= now - Self.horizon }.map(\.element)
+    /// keeping the latest of each stream in `live` (it may still be showing); a stream no
+    /// longer live here keeps none of them.
+    mutating func prune(now: Double, live: Set<String>) {
+        for (key, cards) in byKey {
+            let kept = cards.enumerated().filter { ($0.offset == cards.count - 1 && live.contains(key)) || $0.element.range.startDate >= now - Self.horizon }.map(\.element)
             byKey[key] = kept.isEmpty ? nil : kept
         }
     }

@@ -237,10 +237,12 @@ public final class PackagerService: Service, Sendable {
                     let read = try await database.run { try HighlightStore.since($0, afterID: after) }
                     if failing { logger.info("reading product highlights again") }
                     failing = false
-                    _ = book.add(read)
-                    book.prune(now: Date().timeIntervalSince1970)
-                    for (key, ranges) in book.byKey {
-                        guard let package = store.package(key), package.highlights != ranges else { continue }
+                    book.add(read)
+                    book.prune(now: Date().timeIntervalSince1970, live: Set(store.keys().filter { store.package($0)?.ended == false }))
+                    for key in book.byKey.keys {
+                        guard let package = store.package(key) else { continue }
+                        let ranges = book.ranges(key, session: package.sessionID)
+                        guard package.highlights != ranges else { continue }
                         written.increment(by: ranges.filter { r in !package.highlights.contains { $0.id == r.id } }.count)
                         store.update(key) { $0?.highlights = ranges }
                     }

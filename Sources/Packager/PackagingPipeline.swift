@@ -208,6 +208,8 @@ final class PackagingPipeline: ZMQActorBody {
         let actions = packager.announce(a, listed: listed, resumption: package == nil ? resumptions[key] : nil, wallClock: Date())
         if actions.contains(where: { if case .started = $0 { true } else { false } }) { awaitingLive[key] = (a.streamID, a.sessionID) }
         carryOut(actions)
+        // The session the package shows now: only its product cards go into its playlists.
+        if let now = store.package(key), now.sessionID != a.sessionID { store.update(key) { $0?.sessionID = a.sessionID } }
         health.announce(streamID: a.streamID, sessionID: a.sessionID, videoTracks: a.tracks.filter { $0.kind == .video }.map(\.trackID),
                         audioTracks: a.tracks.filter { $0.kind == .audio }.map(\.trackID), now: .now)
         let renditions = a.tracks.sorted { ($0.kind == .video ? 0 : 1, -Int($0.height)) < ($1.kind == .video ? 0 : 1, -Int($1.height)) }.map { t in

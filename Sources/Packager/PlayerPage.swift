@@ -71,9 +71,9 @@ enum PlayerPage {
           cardBox.querySelector('.title').textContent = c['X-TITLE'];
           cardBox.querySelector('.price').textContent = c['X-PRICE'] ? c['X-PRICE'] + ' ' + (c['X-CURRENCY'] || '') : '';
           const img = cardBox.querySelector('img');
-          if (/^https?:\\/\\//.test(c['X-IMAGE-URL'] || '')) { img.src = c['X-IMAGE-URL']; img.hidden = false; } else img.hidden = true;
+          if (/^https?:\\/\\//i.test(c['X-IMAGE-URL'] || '')) { img.src = c['X-IMAGE-URL']; img.hidden = false; } else img.hidden = true;
           const link = cardBox.querySelector('a');
-          if (/^https?:\\/\\//.test(c['X-LINK'] || '')) { link.href = c['X-LINK']; link.hidden = false; } else link.hidden = true;
+          if (/^https?:\\/\\//i.test(c['X-LINK'] || '')) { link.href = c['X-LINK']; link.hidden = false; } else link.hidden = true;
           cardBox.hidden = false;
           // The frame's program date-time, as hls.js maps media time: its fragment's plus the offset into it.
           const details = window.storecastHls && window.storecastHls.latestLevelDetails;
@@ -190,7 +190,7 @@ enum PlayerPage {
         const prefer = new URLSearchParams(location.search).get('player') || \(jsString(prefer.rawValue));
         const native = video.canPlayType('application/vnd.apple.mpegurl') !== '';
         const hlsJS = window.Hls && window.Hls.isSupported();
-        const safari = /^((?!chrome|android).)*safari/i.test(navigator.userAgent);
+        const safari = \(safariTest);
         const wantHlsJS = prefer === 'hls.js' || (prefer === 'auto' && !safari);
         if (native && !(wantHlsJS && hlsJS)) {
           window.storecastPlayer = 'native';
@@ -278,6 +278,9 @@ enum PlayerPage {
         </body></html>
         """
     }
+
+    /// Whether the browser is Safari (whose own player does LL-HLS), as a JavaScript expression.
+    static let safariTest = "/^((?!chrome|android).)*safari/i.test(navigator.userAgent)"
 
     /// The product card a video shows at `mediaTime`: of the metadata cues hls.js (and Safari)
     /// make from EXT-X-DATERANGE, one per X- attribute with the range's id, the newest range

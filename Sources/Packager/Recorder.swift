@@ -270,7 +270,8 @@ public final class Recorder: Sendable {
 
     /// The show's product cards within what the recording covers, so a replay shows them at the
     /// same moments (EXT-X-DATERANGE in its VOD playlists). Read on this queue, waiting at most
-    /// 5 s: without the database the recording is still written, without cards.
+    /// 2 s (other recordings' writes queue behind it): without the database the recording is
+    /// still written, without cards.
     private func productCards(_ key: String, _ active: Active) -> [DateRange] {
         let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
         guard parts.count == 2, let covers = active.covers else { return [] }
@@ -280,7 +281,7 @@ public final class Recorder: Sendable {
             found.withLock { $0 = try? HighlightStore.within(db, tenant: parts[0], stream: parts[1], start: covers.lowerBound, end: covers.upperBound) }
             done.signal()
         }, onError: { _ in done.signal() })
-        guard done.wait(timeout: .now() + 5) == .success, let cards = found.withLock({ $0 }) else {
+        guard done.wait(timeout: .now() + 2) == .success, let cards = found.withLock({ $0 }) else {
             logger.warning("the recording's product cards could not be read; it is written without them", metadata: ["stream": "\(key)", "recording": "\(active.id)"])
             return []
         }

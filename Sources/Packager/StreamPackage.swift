@@ -286,8 +286,10 @@ public struct StreamPackage: Sendable {
     public var ended = false
     /// The latest preview still (JPEG) from the transcoder.
     public var thumbnail: Thumbnail?
-    /// Product cards posted on the stream (``HighlightBook``), oldest first: EXT-X-DATERANGE
-    /// tags in every media playlist.
+    /// The publish session whose media it shows now (its latest announce's).
+    public var sessionID: Int64 = 0
+    /// Product cards posted on the stream's current session (``HighlightBook``), oldest first:
+    /// EXT-X-DATERANGE tags in every media playlist.
     public var highlights: [DateRange] = []
 
     /// Names of the video renditions, best first.

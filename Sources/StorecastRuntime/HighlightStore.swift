@@ -125,11 +125,8 @@ public enum HighlightStore {
                 RETURNING id
                 """, [String(streamID), String(session), draft.productId, draft.title, draft.price, draft.currency, draft.imageUrl, draft.link,
                       draft.durationSeconds.map { String(Int(($0 * 1000).rounded())) }, at, createdBy])
-            let id = rows.int(0, "id") ?? 0
-            return .created(try one(db, id: id) ?? Highlight(
-                id: id, tenant: tenant, stream: stream, session: session, productId: draft.productId, title: draft.title, price: draft.price,
-                currency: draft.currency, imageUrl: draft.imageUrl, link: draft.link, durationSeconds: draft.durationSeconds,
-                startDate: "", startSeconds: receivedAt.timeIntervalSince1970))
+            guard let id = rows.int(0, "id"), let made = try one(db, id: id) else { return .noStream }
+            return .created(made)
         }
     }
 
@@ -145,27 +142,34 @@ public enum HighlightStore {
     }
 
     /// Cards with an id above `afterID`, oldest first: what a packager has not seen yet, plus
-    /// those of the last 2 s again (an insert with a lower id can commit after a higher one;
-    /// the reader drops repeats). Its first call (`afterID` nil) takes those that started in the
-    /// last `recent` seconds.
-    public static func since(_ db: PostgresConnection, afterID: Int64?, recent: Double = 600, limit: Int = 500) throws -> [Highlight] {
+    /// those the database took in the last 10 s again (an insert with a lower id can commit
+    /// after a higher one was read; the reader drops repeats). Its first call (`afterID` nil)
+    /// takes those of the last `recent` seconds.
+    public static func since(_ db: PostgresConnection, afterID: Int64?, recent: Double = 600, limit: Int = 5000) throws -> [Highlight] {
         let rows = try db.execute(
             """
             SELECT \(columns) \(from)
-            WHERE ($1::bigint IS NOT NULL AND (h.id > $1::bigint OR h.starts_at > now() - interval '2 seconds'))
-               OR ($1::bigint IS NULL AND h.starts_at > now() - make_interval(secs => $2::double precision))
+            WHERE ($1::bigint IS NOT NULL AND (h.id > $1::bigint OR h.created_at > now() - interval '10 seconds'))
+               OR ($1::bigint IS NULL AND h.created_at > now() - make_interval(secs => $2::double precision))
             ORDER BY h.id LIMIT $3
             """, [afterID.map(String.init), String(recent), String(limit)])
         return (0..<rows.count).map { highlight(rows, $0) }
     }
 
-    /// A stream's cards that started from `start` until `end` (seconds since 1970), oldest
-    /// first, at most 10,000: a recording's.
+    /// A stream's cards that show within `start` and `end` (seconds since 1970), oldest first,
+    /// at most 10,000: a recording's. A card that started before `start` and still showed then
+    /// is one (the latest card without a duration is taken as showing until the next).
     public static func within(_ db: PostgresConnection, tenant: String, stream: String, start: Double, end: Double) throws -> [Highlight] {
         let rows = try db.execute(
             """
-            SELECT \(columns) \(Self.from) WHERE t.slug = $1 AND s.slug = $2
-              AND h.starts_at >= to_timestamp($3::double precision) AND h.starts_at < to_timestamp($4::double precision)
+            SELECT \(columns) \(Self.from) WHERE t.slug = $1 AND s.slug = $2 AND h.starts_at < to_timestamp($4::double precision)
+              AND (h.starts_at >= to_timestamp($3::double precision)
+                   OR (h.duration_ms IS NOT NULL AND h.starts_at + make_interval(secs => h.duration_ms / 1000.0) > to_timestamp($3::double precision))
+                   OR h.id = (SELECT p.id FROM highlights p WHERE p.stream_id = h.stream_id AND p.duration_ms IS NULL
+                              AND p.starts_at < to_timestamp($3::double precision)
+                              AND p.session_id = (SELECT x.id FROM sessions x WHERE x.stream_id = h.stream_id AND x.started_at <= to_timestamp($3::double precision)
+                                                  ORDER BY x.started_at DESC LIMIT 1)
+                              ORDER BY p.starts_at DESC, p.id DESC LIMIT 1))
             ORDER BY h.starts_at, h.id LIMIT 10000
             """, [tenant, stream, String(format: "%.3f", start), String(format: "%.3f", end)])
         return (0..<rows.count).map { highlight(rows, $0) }

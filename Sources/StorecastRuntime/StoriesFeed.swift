@@ -62,7 +62,7 @@ public enum StoriesFeed {
         let order = order ?? found.value(0, "feed_order") ?? "viewers"
         let rows = try db.execute(
             """
-            SELECT s.slug, s.title, s.feed_pinned, s.visibility, s.placeholder, t.playback_secret, n.public_url,
+            SELECT s.slug, s.title, s.feed_pinned, s.visibility, s.placeholder, CASE WHEN $2::boolean THEN t.playback_secret END AS playback_secret, n.public_url,
                    \(SQLTime.utc("x.started_at")) AS started_at,
                    CASE WHEN s.viewers_at > now() - interval '1 minute' AND s.viewers_at > x.started_at THEN s.viewers ELSE 0 END AS viewers,
                    h.id AS h_id, h.session_id, h.product_id, h.title AS h_title, h.price, h.currency, h.image_url, h.link, h.duration_ms,
@@ -74,7 +74,8 @@ public enum StoriesFeed {
                                AND (h.duration_ms IS NULL OR h.starts_at + make_interval(secs => h.duration_ms / 1000.0) > now())
                                ORDER BY h.starts_at DESC, h.id DESC LIMIT 1) h ON true
             WHERE t.slug = $1 AND s.status = 'live' AND ($2::boolean OR s.visibility = 'public')
-            ORDER BY s.feed_pinned DESC, CASE WHEN $4 = 'viewers' THEN CASE WHEN s.viewers_at > now() - interval '1 minute' AND s.viewers_at > x.started_at THEN s.viewers ELSE 0 END END DESC NULLS LAST,
+            ORDER BY s.feed_pinned DESC,
+                     CASE WHEN $4 = 'viewers' THEN CASE WHEN s.viewers_at > now() - interval '1 minute' AND s.viewers_at > x.started_at THEN s.viewers ELSE 0 END END DESC NULLS LAST,
                      x.started_at DESC, s.id
             LIMIT $5
             """, [tenant, includePrivate ? "true" : "false", String(NodeRegistry.liveSeconds), order, String(max(1, min(limit, maximumEntries)))])

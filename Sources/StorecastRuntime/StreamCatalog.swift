@@ -113,7 +113,8 @@ public struct StreamCatalog: Sendable {
             profile: LadderProfileStore.profile(rows, 0),
             sourceLimits: SourceLimits(maximumShortSide: Int(rows.int(0, "max_source_short_side") ?? 1080),
                                        maximumFrameRate: rows.value(0, "max_source_frame_rate").flatMap(Double.init) ?? 60),
-            ladderCeiling: rows.int(0, "max_rendition_short_side").map { Int($0) },
+            // 2160, the default, is the largest rung a profile may have: no ceiling.
+            ladderCeiling: rows.int(0, "max_rendition_short_side").flatMap { $0 >= 2160 ? nil : Int($0) },
             tenantSuspended: rows.value(0, "suspended") == "t",
             reconnectWindow: rows.int(0, "reconnect_window_seconds").map { .seconds($0) })
     }

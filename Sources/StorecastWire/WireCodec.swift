@@ -74,7 +74,7 @@ public enum WireCodec {
         case .thumbnail(let t):
             w.i64(t.streamID); w.i64(t.pts); w.u16(t.width); w.u16(t.height)
             w.block32(t.jpeg)
-            if !t.placeholder.isEmpty { w.block32(Array(t.placeholder.prefix(Thumbnail.maximumPlaceholder))) }
+            if !t.placeholder.isEmpty { w.block32(t.placeholder) }  // over the limit, the receiver refuses it
         case .workerReady(let s), .workerHeartbeat(let s):
             w.string16(s.workerID); w.u16(s.capacity)
             w.u16(UInt16(s.streams.count))
@@ -208,9 +208,12 @@ public enum WireCodec {
                 }
                 var replayUntil: Int64?
                 if !r.isAtEnd, try r.u8() != 0 { replayUntil = try r.i64() }
-                // An assign's ticket may be empty (length 0) when a ladder ceiling follows.
+                // An assign's ticket may be empty (length 0) only when a ladder ceiling follows.
                 var ticket: [UInt8] = []
-                if !r.isAtEnd { ticket = try r.read(Int(try r.u8())) }
+                if !r.isAtEnd {
+                    ticket = try r.read(Int(try r.u8()))
+                    if ticket.isEmpty, r.isAtEnd { throw WireError(reason: .invalidField("empty lease ticket")) }
+                }
                 var ceiling: UInt16?
                 if !r.isAtEnd {
                     let side = try r.u16()

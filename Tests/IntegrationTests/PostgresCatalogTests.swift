@@ -136,6 +136,41 @@ import Testing
         await #expect(throws: LadderProfileStore.Problem.self) { try await profiles.save(tenantSlug: "nobody", profile: vip, makeDefault: false) }
     }
 
+    /// A recording's product cards (issue 18), as a table over one stream's two shows: the
+    /// cards that show within the recorded span, including one that started before it and still
+    /// showed, and none of the earlier show's.
+    @Test func aRecordingGetsTheCardsThatShowWithinIt() async throws {
+        let db = PostgresExecutor(conninfo: try TestEnvironment.freshDatabase())
+        defer { db.shutdown() }
+        _ = try await Migrator(directory: TestEnvironment.migrationsDirectory).apply(on: db)
+        let catalog = StreamCatalog(database: db)
+        _ = try await catalog.createTenant(slug: "shop", name: "Shop")
+        let stream = try await catalog.createStream(tenantSlug: "shop", slug: "show").streamID
+        let t0 = 1_795_000_000.0
+        // Show 1 from t0, show 2 from t0 + 1000; the recording covers show 2's t0 + 1100 ... t0 + 1200.
+        func session(_ start: Double) async throws -> String {
+            try #require(try await db.execute("INSERT INTO sessions (stream_id, ingest_node, remote_addr, started_at) VALUES ($1, 'i', 'r', to_timestamp($2::double precision)) RETURNING id",
+                                               [String(stream), String(start)]).value(0, "id"))
+        }
+        let (first, second) = (try await session(t0), try await session(t0 + 1000))
+        let cards: [(name: String, session: String, at: Double, duration: Int?)] = [
+            ("show 1's last, open", first, t0 + 500, nil),
+            ("show 2, ended before the recording", second, t0 + 1010, 30_000),
+            ("show 2, open, replaced before the recording", second, t0 + 1020, nil),
+            ("show 2, open, still showing at the start", second, t0 + 1050, nil),
+            ("show 2, 60 s from before the start", second, t0 + 1090, 60_000),
+            ("show 2, within", second, t0 + 1150, nil),
+            ("show 2, after the end", second, t0 + 1250, nil),
+        ]
+        for c in cards {
+            _ = try await db.execute(
+                "INSERT INTO highlights (stream_id, session_id, product_id, title, duration_ms, starts_at, created_by) VALUES ($1, $2, 'p', $3, $4::int, to_timestamp($5::double precision), 'test')",
+                [String(stream), c.session, c.name, c.duration.map(String.init), String(c.at)])
+        }
+        let found = try await db.run { try HighlightStore.within($0, tenant: "shop", stream: "show", start: t0 + 1100, end: t0 + 1200) }
+        #expect(found.map(\.title) == ["show 2, open, still showing at the start", "show 2, 60 s from before the start", "show 2, within"], "\(found.map(\.title))")
+    }
+
     @Test func unreachableServerIsAConnectionError() async throws {
         let db = PostgresExecutor(conninfo: "host=127.0.0.1 port=\(try TestEnvironment.freePort()) user=x dbname=x connect_timeout=2")
         defer { db.shutdown() }

@@ -65,9 +65,14 @@ enum TestEnvironment {
     private static let handedOut = Mutex<Set<Int>>([])
 
     /// A port nothing listens on now and that this process has not handed out before.
+    /// Two test processes run side by side in CI (deploy/local/test.sh): each takes ports of
+    /// its own parity (STORECAST_TEST_PORT_PARITY 0 or 1), so they never hand out the same one.
+    static let portParity = ProcessInfo.processInfo.environment["STORECAST_TEST_PORT_PARITY"].flatMap(Int.init)
+
     static func freePort() throws -> Int {
-        for _ in 0..<100 {
+        for _ in 0..<200 {
             let port = try probeFreePort()
+            if let parity = portParity, port % 2 != parity { continue }
             if handedOut.withLock({ $0.insert(port).inserted }) { return port }
         }
         throw Failure(description: "cannot find a free port not handed out before")

@@ -325,7 +325,7 @@ import Testing
          [2_128_000, 128_000, 128_000]),
         ("an 8 s stall starts a new window, never one stretched over it",
          [Stretch(ms: 7_000, video: 1_000_000, audio: 0), Stretch(ms: 5_100, video: 1_000_000, audio: 0, jump: 8_000)], [1_000_000, 1_000_000]),
-        ("timestamps jump back 5 s", [Stretch(ms: 6_000, video: 1_000_000, audio: 0), Stretch(ms: 5_100, video: 1_000_000, audio: 0, jump: -11_000)],
+        ("timestamps jump back 11 s (5 s before the first)", [Stretch(ms: 6_000, video: 1_000_000, audio: 0), Stretch(ms: 5_100, video: 1_000_000, audio: 0, jump: -11_000)],
          [1_000_000, 1_000_000]),
         ("under one window: nothing yet", [Stretch(ms: 4_900, video: 6_000_000, audio: 128_000)], []),
     ]

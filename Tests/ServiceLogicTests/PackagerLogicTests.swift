@@ -243,7 +243,7 @@ import Testing
         let script = page[page.range(of: "<script>")!.upperBound..<page.range(of: "</script>", options: .backwards)!.lowerBound]
         let regexLines = script.split(separator: "\n").filter { $0.contains(".split(/") || $0.contains("matchAll(/") }
         #expect(page.contains(#"playlist.split(/#EXT-X-DISCONTINUITY\r?\n/)"#))
-        #expect(page.contains(#"if (/^https?:\/\//.test(c['X-LINK'] || ''))"#), "the card's link check reaches the browser as a regex")
+        #expect(page.contains(#"if (/^https?:\/\//i.test(c['X-LINK'] || ''))"#), "the card's link check reaches the browser as a regex")
         #expect(regexLines.count == 3 && regexLines.allSatisfy { $0.contains(")") }, "regex literals stay on one line: \(regexLines)")
     }
 
@@ -281,9 +281,9 @@ import Testing
 /// Product cards as the packager keeps them (``HighlightBook``) and lists them: a golden table
 /// of cards read from the database, then which of them a rendition's playlist lists.
 @Suite struct HighlightBookTests {
-    static func card(_ id: Int64, stream: String = "show", at start: Double, duration: Double? = nil, title: String = "Card") -> HighlightStore.Highlight {
+    static func card(_ id: Int64, stream: String = "show", session: Int64 = 1, at start: Double, duration: Double? = nil, title: String = "Card") -> HighlightStore.Highlight {
         // As the API answers it (the type's initializer is the store's own).
-        let json = #"{"id":\#(id),"tenant":"shop","stream":"\#(stream)","session":1,"productId":"sku-\#(id)","title":"\#(title)","startDate":"","startSeconds":\#(start)"#
+        let json = #"{"id":\#(id),"tenant":"shop","stream":"\#(stream)","session":\#(session),"productId":"sku-\#(id)","title":"\#(title)","startDate":"","startSeconds":\#(start)"#
             + (duration.map { #","durationSeconds":\#($0)}"# } ?? "}")
         return try! JSONDecoder().decode(HighlightStore.Highlight.self, from: Data(json.utf8))
     }
@@ -300,20 +300,31 @@ import Testing
         var book = HighlightBook()
         for read in Self.reads {
             #expect(book.add(read.cards) == read.changed, "\(read.name)")
-            #expect(book.byKey.mapValues { $0.map(\.id) } == read.ids, "\(read.name)")
+            #expect(book.byKey.mapValues { $0.map(\.range.id) } == read.ids, "\(read.name)")
         }
         #expect(book.lastID == 4)
-        let first = book.byKey["shop/show"]?.last
+        let first = book.byKey["shop/show"]?.last?.range
         #expect(first?.classValue == HighlightBook.dateRangeClass && first?.attributes.first == .init(name: "X-PRODUCT-ID", value: "sku-4"))
     }
 
     @Test func keepsAHundredPerStreamAndLetsOldOnesGoButTheLatest() {
         var book = HighlightBook()
-        _ = book.add((1...130).map { Self.card(Int64($0), at: Double($0)) } + [Self.card(200, stream: "quiet", at: 5)])
-        #expect(book.byKey["shop/show"]?.count == HighlightBook.perStream && book.byKey["shop/show"]?.first?.id == "highlight-31")
-        book.prune(now: 130 + HighlightBook.horizon - 0.5)  // cards up to 129.5 s go
-        #expect(book.byKey["shop/show"]?.map(\.id) == ["highlight-130"], "the latest stays: it may still show")
-        #expect(book.byKey["shop/quiet"]?.map(\.id) == ["highlight-200"])
+        book.add((1...130).map { Self.card(Int64($0), at: Double($0)) } + [Self.card(200, stream: "quiet", at: 5)])
+        #expect(book.byKey["shop/show"]?.count == HighlightBook.perStream && book.byKey["shop/show"]?.first?.range.id == "highlight-31")
+        book.prune(now: 130 + HighlightBook.horizon - 0.5, live: ["shop/show"])  // cards up to 129.5 s go
+        #expect(book.byKey["shop/show"]?.map(\.range.id) == ["highlight-130"], "the latest stays while the show is live: it may still show")
+        #expect(book.byKey["shop/quiet"] == nil, "a stream not live here keeps no old card")
+        book.prune(now: 131 + HighlightBook.horizon, live: [])
+        #expect(book.byKey.isEmpty, "the show ended: its last card goes too once old")
+    }
+
+    /// A card of an earlier show on the same stream never reaches the next show's playlists.
+    @Test func eachShowGetsOnlyItsOwnCards() {
+        var book = HighlightBook()
+        book.add([Self.card(1, session: 7, at: 100), Self.card(2, session: 7, at: 110), Self.card(3, session: 8, at: 500)])
+        #expect(book.ranges("shop/show", session: 7).map(\.id) == ["highlight-1", "highlight-2"])
+        #expect(book.ranges("shop/show", session: 8).map(\.id) == ["highlight-3"])
+        #expect(book.ranges("shop/show", session: 9).isEmpty && book.ranges("shop/other", session: 7).isEmpty)
     }
 
     /// A rendition lists the cards that have not ended before its first listed segment.

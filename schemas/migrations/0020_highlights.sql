@@ -17,7 +17,10 @@ CREATE TABLE highlights (
     -- Seconds the card shows; NULL: until the next card of the show.
     duration_ms  INTEGER CHECK (duration_ms BETWEEN 1 AND 3600000),
     starts_at    TIMESTAMPTZ NOT NULL,
-    created_by   TEXT NOT NULL
+    created_by   TEXT NOT NULL,
+    -- The database's clock when the row was written: packagers read new cards by it.
+    created_at   TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
 );
 
 CREATE INDEX highlights_stream ON highlights (stream_id, starts_at);
+CREATE INDEX highlights_created ON highlights (created_at);

@@ -65,26 +65,40 @@ enum TestEnvironment {
     private static let handedOut = Mutex<Set<Int>>([])
 
     /// A port nothing listens on now and that this process has not handed out before.
-    /// Two test processes run side by side in CI (deploy/local/test.sh): each takes ports of
-    /// its own parity (STORECAST_TEST_PORT_PARITY 0 or 1), so they never hand out the same one.
-    static let portParity = ProcessInfo.processInfo.environment["STORECAST_TEST_PORT_PARITY"].flatMap(Int.init)
+    /// Two test processes run side by side in CI (deploy/local/test.sh): the second is given
+    /// `STORECAST_TEST_PORTS=LOW-HIGH`, a range below the kernel's ephemeral ports
+    /// (/proc/sys/net/ipv4/ip_local_port_range), and takes its ports there, so the two never
+    /// hand out the same one; without it, ports come from the kernel (bind to 0).
+    static let portRange: ClosedRange<Int>? = ProcessInfo.processInfo.environment["STORECAST_TEST_PORTS"].flatMap { text in
+        let bounds = text.split(separator: "-").compactMap { Int($0) }
+        return bounds.count == 2 && bounds[0] <= bounds[1] ? bounds[0]...bounds[1] : nil
+    }
 
     static func freePort() throws -> Int {
-        for _ in 0..<200 {
-            let port = try probeFreePort()
-            if let parity = portParity, port % 2 != parity { continue }
+        if let range = portRange {
+            let start = Int.random(in: range)
+            for offset in 0..<range.count {
+                let port = range.lowerBound + (start - range.lowerBound + offset) % range.count
+                guard (try? probeFreePort(port)) != nil else { continue }
+                if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+            }
+            throw Failure(description: "no free port left in STORECAST_TEST_PORTS \(range)")
+        }
+        for _ in 0..<100 {
+            let port = try probeFreePort(0)
             if handedOut.withLock({ $0.insert(port).inserted }) { return port }
         }
         throw Failure(description: "cannot find a free port not handed out before")
     }
 
-    private static func probeFreePort() throws -> Int {
+    /// Binds `port` (0: any) on 127.0.0.1 and closes it again; the port it got.
+    private static func probeFreePort(_ port: Int) throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
+        addr.sin_port = UInt16(port).bigEndian
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &addr) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }

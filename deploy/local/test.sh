@@ -38,14 +38,15 @@ fi
 # suites, from the same test binary, at a lower CPU priority: the media tests' timing stays
 # theirs, and these use what they leave idle. The parsers' fuzzing runs beside them too, at the
 # lowest priority (it is bounded in wall time; an idle core gives it its runs).
-# Each process hands out ports of its own parity, so the two never start servers on one port.
+# The side process takes its ports from a range below the kernel's ephemeral ones (where the
+# main process gets its own), so the two never start servers on one port.
 side='APIContractTests|TenantAPITests|PostgresCatalogTests|KubernetesManifestTests|ClusterKeysTests'
 bin="$(swift build --show-bin-path)/StorecastPackageTests.xctest"
-STORECAST_TEST_PORT_PARITY=1 nice -n 10 "$bin" --testing-library swift-testing --no-parallel --filter "$side" >"$side_log" 2>&1 & side_pid=$!
+STORECAST_TEST_PORTS=20000-24999 nice -n 10 "$bin" --testing-library swift-testing --no-parallel --filter "$side" >"$side_log" 2>&1 & side_pid=$!
 echo "== fuzzing the parsers of untrusted bytes beside the tests (libFuzzer, 6 s per target; fuzz/run.sh 600 for a longer run)"
 nice -n 19 fuzz/run.sh 6 >"$fuzz_log" 2>&1 & fuzz_pid=$!
 main_status=0
-STORECAST_TEST_PORT_PARITY=0 swift test --skip-build --no-parallel --skip "$side" 2>&1 | tee "$log" || main_status=$?
+swift test --skip-build --no-parallel --skip "$side" 2>&1 | tee "$log" || main_status=$?
 side_status=0; wait "$side_pid" || side_status=$?
 fuzz_status=0; wait "$fuzz_pid" || fuzz_status=$?
 echo "== the suites without media, run beside"

@@ -27,7 +27,7 @@ enum FeedPage {
         .slide .card{position:absolute;left:14px;bottom:80px;display:flex;gap:10px;align-items:center;max-width:80%;padding:8px 12px 8px 8px;
           border-radius:12px;background:rgba(255,255,255,.92);color:#111}
         .slide .card img{position:static;width:48px;height:48px;border-radius:8px}
-        #empty{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;opacity:.8}</style>
+        #empty{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;opacity:.8}#empty[hidden]{display:none}</style>
         \(hls)
         </head><body>
         <div id="feed"></div><div id="empty" hidden>No live shows right now.</div>

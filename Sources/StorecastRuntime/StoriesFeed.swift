@@ -64,7 +64,7 @@ public enum StoriesFeed {
             """
             SELECT s.slug, s.title, s.feed_pinned, s.visibility, s.placeholder, CASE WHEN $2::boolean THEN t.playback_secret END AS playback_secret, n.public_url,
                    \(SQLTime.utc("x.started_at")) AS started_at,
-                   CASE WHEN s.viewers_at > now() - interval '1 minute' AND s.viewers_at > x.started_at THEN s.viewers ELSE 0 END AS viewers,
+                   \(StreamDirectory.viewersOfSession) AS viewers,
                    h.id AS h_id, h.session_id, h.product_id, h.title AS h_title, h.price, h.currency, h.image_url, h.link, h.duration_ms,
                    \(SQLTime.utc("h.starts_at")) AS h_start, extract(epoch FROM h.starts_at) AS h_seconds
             FROM streams s JOIN tenants t ON t.id = s.tenant_id
@@ -75,7 +75,7 @@ public enum StoriesFeed {
                                ORDER BY h.starts_at DESC, h.id DESC LIMIT 1) h ON true
             WHERE t.slug = $1 AND s.status = 'live' AND ($2::boolean OR s.visibility = 'public')
             ORDER BY s.feed_pinned DESC,
-                     CASE WHEN $4 = 'viewers' THEN CASE WHEN s.viewers_at > now() - interval '1 minute' AND s.viewers_at > x.started_at THEN s.viewers ELSE 0 END END DESC NULLS LAST,
+                     CASE WHEN $4 = 'viewers' THEN \(StreamDirectory.viewersOfSession) END DESC NULLS LAST,
                      x.started_at DESC, s.id
             LIMIT $5
             """, [tenant, includePrivate ? "true" : "false", String(NodeRegistry.liveSeconds), order, String(max(1, min(limit, maximumEntries)))])

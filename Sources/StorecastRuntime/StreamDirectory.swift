@@ -147,12 +147,16 @@ public enum StreamDirectory {
         """
     }
 
+    /// A live stream's viewers as SQL over its row `s` and open session `x`: its packager's
+    /// last count, when written in the last minute and during this session (else 0).
+    static let viewersOfSession = "CASE WHEN s.viewers_at > now() - interval '1 minute' AND s.viewers_at > x.started_at THEN s.viewers ELSE 0 END"
+
     private static let streamColumns = """
         s.id, t.slug AS tenant, s.slug, s.title, s.status, s.visibility, s.record, lp.name AS ladder_profile, s.latency_mode, s.reconnect_window_seconds, s.feed_pinned,
         s.key_prefix, s.origin_node, \(SQLTime.utc("s.created_at")) AS created_at,
         CASE WHEN s.health_session = x.id THEN s.health END AS health, s.health_reasons::text AS health_reasons, \(SQLTime.utc("s.health_changed_at")) AS health_changed_at,
         CASE WHEN s.renditions_session = x.id THEN s.renditions::text END AS renditions,
-        CASE WHEN x.id IS NOT NULL THEN CASE WHEN s.viewers_at > now() - interval '1 minute' AND s.viewers_at > x.started_at THEN s.viewers ELSE 0 END END AS viewers,
+        CASE WHEN x.id IS NOT NULL THEN \(viewersOfSession) END AS viewers,
         \(sessionColumns("x", prefix: "session_"))
         """
 

@@ -53,7 +53,7 @@ public final class PackagerService: Service, Sendable {
         public var leaseClockSkew: Duration = LeaseTicketKey.defaultClockSkewAllowance
         /// Proxy addresses (CDN edges, load balancers) whose X-Forwarded-For is believed.
         public var trustedProxies: Set<String> = []
-        public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, partTarget: Double? = 1.0 / 3.0) {
+        public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, partTarget: Double? = 0.2) {
             self.hlsJS = hlsJS
             self.partTarget = partTarget
             self.pullEndpoint = pullEndpoint

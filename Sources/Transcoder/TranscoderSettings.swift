@@ -26,11 +26,12 @@ public struct TranscoderSettings: Sendable, Equatable {
     /// x264's zerolatency tune.
     public var lowLatency = true
     /// Seconds after a stream's first keyframe to one extra keyframe in every rung, so the
-    /// packager can close a short first segment (``KeyframeCadence``); nil: none. 1 s is
-    /// PART-HOLD-BACK at the default part target: an LL-HLS player waiting for the show starts
-    /// as soon as the first segment is out, at the distance it wants. Measured shorter (0.6 s),
-    /// hls.js started 0.3 s sooner but stalled once and doubled its target latency.
-    public var fastStart: Double? = 1
+    /// packager can close a short first segment (``KeyframeCadence``); nil: none. 0.6 s is
+    /// PART-HOLD-BACK at the packager's default 0.2 s part target: an LL-HLS player waiting for
+    /// the show starts as soon as the first segment is out, at the distance it wants. Shorter
+    /// than the player's hold-back (0.6 s under 1/3 s parts), hls.js started sooner but stalled
+    /// once and doubled its target latency (docs/benchmarks.md).
+    public var fastStart: Double? = 0.6
     /// Rungs from a ladder profile; replaces the field ladder (and `rungs`) when set.
     public var profileLadder: RenditionLadder?
     /// The tenant's largest rendition (short side in pixels), from the lease; nil: none. Rungs

@@ -20,7 +20,7 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "DVR window in seconds (for example 7200): older segments stay listed and are served from --dvr-dir; 0 turns it off.") var dvrWindow: Double = 0
     @Option(help: "Directory of the DVR window's segments.") var dvrDir = "dvr"
     @Option(help: "Seconds an ended stream stays servable before it leaves memory.") var endedRetention: Double = 120
-    @Option(help: "Low-Latency HLS part target in seconds (0.2 to 0.5); 0 serves plain HLS without parts.") var partTarget: Double = 1.0 / 3.0
+    @Option(help: "Low-Latency HLS part target in seconds (0.2 to 0.5); 0 serves plain HLS without parts.") var partTarget: Double = 0.2
     @Option(help: "Parts are written as CMAF chunks of about this many seconds and streamed to players waiting on the preload hint (each chunk adds ~100 bytes); 0 writes a part as one chunk.") var chunkTarget: Double = 0.1
     @Option(help: "The player page's choice where the browser has both: auto (hls.js wherever MSE exists and the browser is not Safari, whose own player does LL-HLS), native (Chromium's ignores parts and plays about 3 segments behind) or hls.js. hls.js needs --hlsjs-url or --hlsjs-file (or \(PackagerCommand.bundledHlsJS), which the Docker image ships); without it the page plays natively.") var player = "auto"
     @Option(help: "URL of hls.js for browsers without native HLS (optional).") var hlsjsURL: String?

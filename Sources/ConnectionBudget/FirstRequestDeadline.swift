@@ -1,7 +1,4 @@
-import Logging
-import Metrics
 import NIOCore
-import Synchronization
 
 /// The header deadline of a connection's first request, on raw bytes: a connection whose first
 /// request head (up to its blank line) has not arrived within the deadline is closed. Hummingbird's
@@ -13,43 +10,20 @@ final class FirstRequestDeadline: ChannelInboundHandler, RemovableChannelHandler
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    /// Closes and their count, shared by a listener's connections.
-    final class Tally: Sendable {
-        let listener: String
-        let logger: Logger
-        let closed: Counter
-        private let count = Mutex(0)
-        init(listener: String, logger: Logger) {
-            self.listener = listener
-            self.logger = logger
-            closed = Counter(label: "storecast_connections_refused_total", dimensions: [("listener", listener), ("reason", "header_deadline")])
-        }
-        func record(deadline: TimeAmount) {
-            closed.increment()
-            let n = count.withLock { $0 += 1; return $0 }
-            if n % 1000 == 1 {  // the first and every 1000th: a flood must not flood the log
-                logger.info("connection closed: its request headers did not arrive in time", metadata: ["listener": "\(listener)", "limit": "header_deadline", "seconds": "\(deadline.nanoseconds / 1_000_000_000)", "closed_so_far": "\(n)"])
-            }
-        }
-    }
-
-    private let deadline: TimeAmount
-    private let tally: Tally
-    private var timer: Scheduled<Void>?
+    private var timer: ConnectionDeadlineTimer
     /// The last bytes seen, for a blank line split across reads.
     private var tail: [UInt8] = []
 
-    init(deadline: TimeAmount, tally: Tally) {
-        self.deadline = deadline
-        self.tally = tally
+    init(deadline: TimeAmount, tally: DeadlineTally) {
+        timer = ConnectionDeadlineTimer(deadline: deadline, tally: tally)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { start(context) }
+        if context.channel.isActive { timer.start(context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        start(context)
+        timer.start(context)
         context.fireChannelActive()
     }
 
@@ -58,25 +32,13 @@ final class FirstRequestDeadline: ChannelInboundHandler, RemovableChannelHandler
         let headEnded = Self.containsBlankLine(tail + (buffer.getBytes(at: buffer.readerIndex, length: buffer.readableBytes) ?? []), keeping: &tail)
         context.fireChannelRead(data)
         if headEnded {
-            timer?.cancel()
-            timer = nil
+            timer.cancel()
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
-    }
-
-    private func start(_ context: ChannelHandlerContext) {
-        guard timer == nil else { return }
-        let (deadline, tally) = (self.deadline, self.tally)
-        let channel = context.channel
-        timer = context.eventLoop.scheduleTask(in: deadline) {
-            tally.record(deadline: deadline)
-            channel.close(promise: nil)
-        }
+        timer.cancel()
     }
 
     /// Whether `bytes` hold `\r\n\r\n`; `tail` keeps their last three bytes for the next read.

@@ -29,6 +29,22 @@ public struct HTTPConnectionLimits: Sendable {
     public init() {}
 }
 
+extension HTTPConnectionLimits {
+    /// `idleTimeout` as NIO counts time.
+    var idleTimeAmount: TimeAmount {
+        let seconds = idleTimeout.components
+        return .nanoseconds(seconds.seconds * 1_000_000_000 + seconds.attoseconds / 1_000_000_000)
+    }
+
+    /// Hummingbird's HTTP/1.1 configuration (also each HTTP/2 stream's) with these limits'
+    /// idle timer and header budget.
+    var http1Configuration: HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(
+            idleTimeout: idleTimeAmount,
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: maximumHeaderBytes, maxHeaderListSize: maximumHeaderBytes, maxHeaderFieldCount: maximumHeaderFields))
+    }
+}
+
 extension ApplicationConfiguration {
     /// Where an HTTP server of ours listens, with the backlog of its ``HTTPConnectionLimits``.
     public static func guarded(host: String, port: Int, serverName: String, limits: HTTPConnectionLimits) -> ApplicationConfiguration {
@@ -50,33 +66,40 @@ extension HTTPServerBuilder {
         channel: @escaping @Sendable (@escaping HTTPChannelHandler.Responder, HTTP1Channel.Configuration) -> Base
     ) -> HTTPServerBuilder {
         let cap = PerIPConnectionCap(maximumPerIP: limits.maximumConnectionsPerIP, listener: listener, logger: logger)
-        let seconds = limits.idleTimeout.components
-        let idle = TimeAmount.nanoseconds(seconds.seconds * 1_000_000_000 + seconds.attoseconds / 1_000_000_000)
-        let configuration = HTTP1Channel.Configuration(
-            idleTimeout: idle,
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maximumHeaderBytes, maxHeaderListSize: limits.maximumHeaderBytes, maxHeaderFieldCount: limits.maximumHeaderFields))
-        let tally = FirstRequestDeadline.Tally(listener: listener, logger: logger)
+        let (idle, configuration) = (limits.idleTimeAmount, limits.http1Configuration)
+        let tally = DeadlineTally(listener: listener, logger: logger)
         return .init { responder in
-            GuardedHTTPChannel(base: channel(responder, configuration), cap: cap, headerDeadline: idle, tally: tally)
+            GuardedHTTPChannel(base: channel(responder, configuration)) { pipeline in
+                try pipeline.addHandler(cap.makeHandler())
+                try pipeline.addHandler(FirstRequestDeadline(deadline: idle, tally: tally))
+            }
         }
     }
 }
 
-/// An HTTP channel with the per-IP cap as the connection's first handler, and the first
-/// request's header deadline next.
+/// An HTTP channel with handlers of ours around the base's: `before` adds them first in the
+/// pipeline (the per-IP cap, the first request's header deadline), `after` once the base has set
+/// up its own (the TLS handshake's deadline, right behind the TLS handler).
 struct GuardedHTTPChannel<Base: HTTPChannelHandler>: HTTPChannelHandler {
     typealias Value = Base.Value
     let base: Base
-    let cap: PerIPConnectionCap
-    let headerDeadline: TimeAmount
-    let tally: FirstRequestDeadline.Tally
+    let before: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+    var after: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void = { _ in }
     var responder: HTTPChannelHandler.Responder { base.responder }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(cap.makeHandler())
-            try channel.pipeline.syncOperations.addHandler(FirstRequestDeadline(deadline: headerDeadline, tally: tally))
-        }.flatMap { base.setup(channel: channel, logger: logger) }
+            try before(channel.pipeline.syncOperations)
+        }.flatMap {
+            let value = base.setup(channel: channel, logger: logger)
+            do {
+                try after(channel.pipeline.syncOperations)
+            } catch {
+                channel.close(promise: nil)
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+            return value
+        }
     }
 
     func handle(value: Value, logger: Logger) async { await base.handle(value: value, logger: logger) }

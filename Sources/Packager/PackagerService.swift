@@ -53,6 +53,9 @@ public final class PackagerService: Service, Sendable {
         public var leaseClockSkew: Duration = LeaseTicketKey.defaultClockSkewAllowance
         /// Proxy addresses (CDN edges, load balancers) whose X-Forwarded-For is believed.
         public var trustedProxies: Set<String> = []
+        /// HTTP/2 (and HTTP/1.1) over TLS on a port of its own, beside plain HTTP/1.1 on
+        /// `httpPort`; nil: none.
+        public var secureListener: SecureListener?
         public init(pullEndpoint: String, httpHost: String, httpPort: Int, targetSegmentDuration: Double = 2, windowSegments: Int = 10, hlsJSURL: String? = nil, hlsJS: [UInt8]? = nil, partTarget: Double? = 0.2) {
             self.hlsJS = hlsJS
             self.partTarget = partTarget
@@ -62,6 +65,16 @@ public final class PackagerService: Service, Sendable {
             self.targetSegmentDuration = targetSegmentDuration
             self.windowSegments = windowSegments
             self.hlsJSURL = hlsJSURL
+        }
+    }
+
+    /// Where the origin serves HTTP/2 over TLS, and with which certificate.
+    public struct SecureListener: Sendable {
+        public var port: Int
+        public var tls: TLSFiles
+        public init(port: Int, tls: TLSFiles) {
+            self.port = port
+            self.tls = tls
         }
     }
 
@@ -83,6 +96,8 @@ public final class PackagerService: Service, Sendable {
 
     public func run() async throws {
         let (config, context, logger, store, viewers, database) = (configuration, self.context, self.logger, self.store, self.viewers, self.database)
+        // The certificate and key first: a wrong one stops the start with what to fix.
+        let tls = try config.secureListener.map { try $0.tls.serverConfiguration() }
         // Facts about live streams that nothing waits for (cursors, recordings' outcomes): retried
         // while the database is away.
         let writes = database.map { DatabaseWriteBehind(database: $0, logger: logger) }
@@ -163,13 +178,24 @@ public final class PackagerService: Service, Sendable {
         origin.preferredPlayer = config.preferredPlayer
         origin.eventsBaseURL = config.eventsBaseURL
         origin.trustedProxies = config.trustedProxies
+        let gate = PlaybackGate(store: database.map(PlaybackAccessStore.init(database:)))
         let app = Application(
-            router: PackagerHTTP.router(store: store, settings: origin,
-                                       gate: PlaybackGate(store: database.map(PlaybackAccessStore.init(database:))), viewers: viewers),
+            router: PackagerHTTP.router(store: store, settings: origin, gate: gate, viewers: viewers),
             server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger),
             configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-packager", limits: config.httpLimits),
             logger: logger)
-        logger.info("packager ready", metadata: ["pull": "\(config.pullEndpoint)", "http": "\(config.httpHost):\(config.httpPort)"])
+        // The same origin over TLS, HTTP/2 where the client offers it (browsers do).
+        let secureApp = config.secureListener.flatMap { listener in
+            tls.map { tls in
+                Application(
+                    router: PackagerHTTP.router(store: store, settings: origin, gate: gate, viewers: viewers),
+                    server: .guardedHTTP2(tls: tls, limits: config.httpLimits, listener: "packager-https", logger: logger),
+                    configuration: .guarded(host: config.httpHost, port: listener.port, serverName: "storecast-packager", limits: config.httpLimits),
+                    logger: logger)
+            }
+        }
+        logger.info("packager ready", metadata: ["pull": "\(config.pullEndpoint)", "http": "\(config.httpHost):\(config.httpPort)",
+                                                 "https": "\(config.secureListener.map { "\(config.httpHost):\($0.port) (HTTP/2 and HTTP/1.1)" } ?? "off")"])
         // Registered as a live packager (heartbeat every 2 s): ingest shards streams over these.
         let registration = Task { [logger] in
             guard let database, let endpoint = config.advertisedEndpoint else { return }
@@ -254,7 +280,10 @@ public final class PackagerService: Service, Sendable {
             }
         }
         defer { cards.cancel() }
-        try await app.run()
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await app.run() }
+            if let secureApp { group.addTask { try await secureApp.run() } }
+        }
         registration.cancel()
         if let database { _ = try? await database.run { try NodeRegistry.remove($0, id: config.node) } }
         // Shutting down: streams still live end their recordings here, as ready, with what was written.

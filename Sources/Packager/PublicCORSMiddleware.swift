@@ -9,9 +9,11 @@ import Hummingbird
 /// no `Vary: Origin` is needed and one cached copy serves every page. Hummingbird's
 /// `CORSMiddleware` answers only requests that carry `Origin`, which is the bug this replaces.
 struct PublicCORSMiddleware<Context: RequestContext>: RouterMiddleware {
-    /// What every answer (errors included) carries.
+    /// What every answer (errors included) carries. `Timing-Allow-Origin` lets a page on
+    /// another origin read its requests' timings and protocol (Resource Timing), as a player's
+    /// analytics do, and as the HTTP/2 test reads `nextHopProtocol`.
     static var headers: HTTPFields {
-        [.accessControlAllowOrigin: "*", .accessControlExposeHeaders: "ETag, Content-Length, Date"]
+        [.accessControlAllowOrigin: "*", .accessControlExposeHeaders: "ETag, Content-Length, Date", HTTPField.Name("Timing-Allow-Origin")!: "*"]
     }
 
     /// What a preflight (`OPTIONS`) is answered with: any origin, the methods and request headers
@@ -34,6 +36,7 @@ struct PublicCORSMiddleware<Context: RequestContext>: RouterMiddleware {
             response = try error.response(from: request, context: context)
         }
         for field in Self.headers { response.headers[field.name] = field.value }
+        response.headers.markVaryingFieldsNotIndexed()
         return response
     }
 }

@@ -15,6 +15,9 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "ZeroMQ endpoint of the metrics collector.") var metricsEndpoint = "tcp://127.0.0.1:5603"
     @Option(help: "HTTP address.") var httpHost = "0.0.0.0"
     @Option(help: "HTTP port.") var httpPort = 8080
+    @Option(help: "HTTPS port: HTTP/2 (and HTTP/1.1) over TLS, beside plain HTTP/1.1 on --http-port. Browsers open at most 6 HTTP/1.1 connections to a host and an LL-HLS player holds about 4, so two players on a page (the feed's current show and the next) need HTTP/2. Needs --tls-certificate and --tls-key.") var httpsPort = 8443
+    @Option(help: "PEM certificate chain for the HTTPS port (the server's certificate first); with --tls-key it turns HTTPS on. `storecast dev` makes a self-signed pair.") var tlsCertificate: String?
+    @Option(help: "PEM private key (unencrypted) of --tls-certificate.") var tlsKey: String?
     @Option(help: "Target segment duration in seconds.") var segmentDuration: Double = 2
     @Option(help: "Segments kept in memory and in each live playlist.") var window = 10
     @Option(help: "DVR window in seconds (for example 7200): older segments stay listed and are served from --dvr-dir; 0 turns it off.") var dvrWindow: Double = 0
@@ -70,6 +73,13 @@ struct PackagerCommand: AsyncParsableCommand {
         configuration.trustedProxies = Set(trustedProxy)
         configuration.httpLimits.idleTimeout = .milliseconds(Int(max(1, httpIdleTimeout) * 1000))
         configuration.httpLimits.maximumConnectionsPerIP = max(0, httpMaxConnectionsPerIP)
+        switch (tlsCertificate, tlsKey) {
+        case (let certificate?, let key?):
+            guard (1...65535).contains(httpsPort), httpsPort != httpPort else { throw ValidationError("--https-port must be a port other than --http-port (\(httpPort)), got \(httpsPort).") }
+            configuration.secureListener = .init(port: httpsPort, tls: TLSFiles(certificateChainPath: certificate, privateKeyPath: key))
+        case (nil, nil): break
+        default: throw ValidationError("HTTPS needs both --tls-certificate and --tls-key (PEM files); give both, or neither for plain HTTP only.")
+        }
         guard let preferred = PlayerPreference(rawValue: player) else {
             throw ValidationError("--player is \(PlayerPreference.allCases.map(\.rawValue).joined(separator: " or ")), not \(player).")
         }

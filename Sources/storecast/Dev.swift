@@ -11,6 +11,7 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Port of the throwaway PostgreSQL.") var postgresPort = 54329
     @Option(help: "RTMP port.") var rtmpPort = 1935
     @Option(help: "Player and HLS port.") var httpPort = 8080
+    @Option(help: "Player and HLS port over HTTPS with HTTP/2, with a self-signed certificate made under --run-directory (0: off).") var httpsPort = 8443
     @Option(help: "Control API port.") var apiPort = 8088
     @Option(help: "Prometheus /metrics port.") var metricsPort = 9100
     @Option(help: "First of three ZeroMQ ports (work, renditions, telemetry).") var zmqBasePort = 5601
@@ -55,6 +56,10 @@ struct Dev: AsyncParsableCommand {
                             "--events-url", "http://\(publicHost):\(apiPort)"]
         if let hlsjsFile { packagerArgs += ["--hlsjs-file", hlsjsFile] }
         packagerArgs += ["--part-target", "\(partTarget)"]
+        if httpsPort > 0 {
+            let pair = try SelfSignedCertificate.ensure(in: runURL.appendingPathComponent("tls").path, hosts: [publicHost])
+            packagerArgs += ["--https-port", "\(httpsPort)", "--tls-certificate", pair.certificate, "--tls-key", pair.key]
+        }
         packagerArgs += ["--recordings-dir", runURL.appendingPathComponent("recordings").path]
         if dvrWindow > 0 { packagerArgs += ["--dvr-window", "\(dvrWindow)", "--dvr-dir", runURL.appendingPathComponent("dvr").path] }
         let services: [(String, [String])] = [
@@ -81,6 +86,7 @@ struct Dev: AsyncParsableCommand {
           RTMP URL: rtmp://\(publicHost):\(rtmpPort)/live/\(key)
           Player:   http://\(publicHost):\(httpPort)/play/demo/demo-show
           Feed:     http://\(publicHost):\(httpPort)/feed/demo   (the shoppers' stories feed)
+        \(httpsPort > 0 ? "  HTTP/2:   https://\(publicHost):\(httpsPort)/feed/demo   (self-signed: accept it once; the feed's two players need HTTP/2)\n" : "")
           Playlist: http://\(publicHost):\(httpPort)/live/demo/demo-show/master.m3u8
           API:      http://127.0.0.1:\(apiPort)/v1/streams   (this host only)
           Token:    curl -H 'Authorization: Bearer \(adminToken)' http://127.0.0.1:\(apiPort)/v1/streams

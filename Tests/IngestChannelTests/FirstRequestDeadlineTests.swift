@@ -8,7 +8,7 @@ import Testing
 /// a head that never ends is closed at the deadline; one that ends, in however many reads, lets
 /// the connection live on.
 @Suite struct FirstRequestDeadlineTests {
-    static let tally = FirstRequestDeadline.Tally(listener: "test", logger: Logger(label: "test"))
+    static let tally = DeadlineTally(listener: "test", logger: Logger(label: "test"))
 
     /// Reads of the first request, and whether the connection is open 11 s in (deadline 10 s).
     static let cases: [(name: String, reads: [String], open: Bool)] = [

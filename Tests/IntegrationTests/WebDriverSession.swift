@@ -9,7 +9,8 @@ final class WebDriverSession: @unchecked Sendable {
     private let base: String
     private var sessionID = ""
 
-    init(logDirectory: URL) async throws {
+    /// `acceptInsecureCerts` lets pages fetch from an origin with a self-signed certificate.
+    init(logDirectory: URL, acceptInsecureCerts: Bool = false) async throws {
         let port = try TestEnvironment.freePort()
         driver = try ServiceProcess(name: "chromedriver", executable: try TestEnvironment.which("chromedriver"), arguments: ["--port=\(port)"], logDirectory: logDirectory)
         base = "http://127.0.0.1:\(port)"
@@ -22,9 +23,10 @@ final class WebDriverSession: @unchecked Sendable {
         let response = try await call("POST", "/session", [
             "capabilities": ["alwaysMatch": [
                 "browserName": "chrome",
+                "acceptInsecureCerts": acceptInsecureCerts,
                 "goog:chromeOptions": [
                     "binary": chromium,
-                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--autoplay-policy=no-user-gesture-required", "--mute-audio"],
+                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--autoplay-policy=no-user-gesture-required", "--mute-audio"] + (acceptInsecureCerts ? ["--ignore-certificate-errors"] : []),
                 ],
             ]],
         ])

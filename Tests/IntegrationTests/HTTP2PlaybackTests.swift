@@ -1,0 +1,145 @@
+import Foundation
+import StorecastRuntime
+import Testing
+
+/// The packager's HTTPS listener (issue 18): HTTP/2 over TLS, chosen by ALPN, with HTTP/1.1 kept
+/// there and on the plain port. Two hls.js players on one page of another origin (the feed's
+/// case: the show on screen and the next one) both play at LL-HLS latency over HTTP/2, where over
+/// HTTP/1.1 Chromium's 6 connections per host are fewer than their 8 blocking reloads and streamed
+/// parts. A peer that never finishes its TLS handshake is closed at the idle deadline.
+@Suite(.serialized) struct HTTP2PlaybackTests {
+    static func twoPlayersPage(origin: String, streams: [String]) -> String {
+        """
+        <!doctype html><html><body>
+        <video id="v0" muted autoplay playsinline></video><video id="v1" muted autoplay playsinline></video>
+        <script>window.pageErrors = []; window.addEventListener('error', e => window.pageErrors.push(String(e.message)));</script>
+        <script src="\(origin)/assets/hls.js"></script>
+        <script>
+        (() => {
+            const streams = [\(streams.map { "'\(origin)/live/\($0)/master.m3u8'" }.joined(separator: ", "))];
+            window.players = streams.map((url, i) => {
+                const video = document.getElementById('v' + i);
+                const p = { video, hls: new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5 }), fatal: [], stalls: 0, playing: false };
+                p.hls.on(Hls.Events.ERROR, (e, d) => { if (d.fatal) p.fatal.push(d.details + ' ' + (d.response ? d.response.code : '') + ' ' + (d.error ? d.error.message : '')); });
+                video.addEventListener('playing', () => { p.playing = true; });
+                video.addEventListener('waiting', () => { if (p.playing) p.stalls++; });
+                p.hls.loadSource(url);
+                p.hls.attachMedia(video);
+                return p;
+            });
+            window.sample = () => JSON.stringify({
+                players: window.players.map(p => ({ time: p.video.currentTime, latency: p.hls.latency, target: p.hls.targetLatency,
+                                                   stalls: p.stalls, fatal: p.fatal, playing: p.playing })),
+                protocols: performance.getEntriesByType('resource').filter(e => e.name.startsWith('\(origin)/live/'))
+                    .reduce((m, e) => { m[e.nextHopProtocol || '?'] = (m[e.nextHopProtocol || '?'] || 0) + 1; return m; }, {}),
+                errors: window.pageErrors });
+        })();
+        </script></body></html>
+        """
+    }
+
+    @Test func twoPlayersOnOnePagePlayAtLowLatencyOverHTTP2() async throws {
+        let stack = try StorecastStack()
+        var keys: [String: String] = [:]
+        for show in ["left", "right"] { keys[show] = try await stack.provisionStream(tenant: "shop", stream: show) }
+        let pair = try SelfSignedCertificate.ensure(in: stack.logDirectory.appendingPathComponent("tls").path)
+        let httpsPort = try TestEnvironment.freePort()
+        try stack.start(packagerArguments: ["--hlsjs-file", try TestEnvironment.testTool("hls.js").path, "--http-idle-timeout", "3",
+                                            "--https-port", "\(httpsPort)", "--tls-certificate", pair.certificate, "--tls-key", pair.key])
+        try await stack.waitUntilReady()
+        let origin = "https://127.0.0.1:\(httpsPort)"
+
+        // ALPN: HTTP/2 where the client offers it, HTTP/1.1 where it does not; plain HTTP/1.1 stays.
+        let curl = try TestEnvironment.which("curl")
+        for (flag, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
+            let (status, output) = try await ServiceProcess.run(curl, ["-sk", flag, "-o", "/dev/null", "-w", "%{http_version} %{http_code}", "\(origin)/healthz"])
+            #expect(status == 0 && output == "\(version) 200", "\(flag): \(output)")
+        }
+        #expect(await TestEnvironment.httpGet("http://127.0.0.1:\(stack.httpPort)/healthz")?.status == 200)
+
+        // A peer that starts a handshake and never finishes it is closed at the deadline (3 s).
+        let stalled = try HostilePeer.Connection(port: httpsPort)
+        stalled.write([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])  // a ClientHello's record header, then nothing
+        #expect(stalled.closedByServer(within: 8), "a handshake that never completes is closed")
+
+        var publishers: [ServiceProcess] = []
+        defer { publishers.forEach { $0.stop(grace: 1) } }
+        for show in ["left", "right"] {
+            publishers.append(try EndToEndTests.publisher(url: stack.rtmpURL(key: keys[show]!), seconds: 60, logDirectory: stack.logDirectory, size: "426x240", name: "publisher-\(show)"))
+        }
+        // Both shows on (their multivariant playlists answer) before the page opens, as in a feed.
+        for show in ["left", "right"] {
+            let on = await StorecastStack.eventually(timeout: .seconds(30)) {
+                (try? await ServiceProcess.run(curl, ["-sk", "--http2", "-o", "/dev/null", "-w", "%{http_code}", "\(origin)/live/shop/\(show)/master.m3u8"]))?.output == "200"
+            }
+            #expect(on, "\(show) never went live:\n\(stack.logs())")
+        }
+        let (nginx, _, shopPort) = try await CachedCrossOriginPlaybackTests.startCache(for: stack)
+        defer { nginx.stop(grace: 2) }
+        try Data(Self.twoPlayersPage(origin: origin, streams: ["shop/left", "shop/right"]).utf8)
+            .write(to: stack.logDirectory.appendingPathComponent("shop/two.html"))
+
+        let browser = try await WebDriverSession(logDirectory: stack.logDirectory, acceptInsecureCerts: true)
+        defer { Task { await browser.close() } }
+        try await browser.navigate("http://127.0.0.1:\(shopPort)/two.html")
+        _ = try await browser.evaluate("performance.setResourceTimingBufferSize(1000000); return true")
+        func sample() async -> [String: Any] {
+            let json = (try? await browser.evaluate("return window.sample ? window.sample() : '{}'")) as? String ?? "{}"
+            return (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]) ?? [:]
+        }
+        func players(_ s: [String: Any]) -> [[String: Any]] { s["players"] as? [[String: Any]] ?? [] }
+        let playing = await StorecastStack.eventually(timeout: .seconds(30)) {
+            let p = players(await sample())
+            return p.count == 2 && p.allSatisfy { ($0["playing"] as? Bool) == true }
+        }
+        let started = await sample()
+        #expect(playing, "both players play: \(started)\n\(stack.logs())")
+        // Both for 15 s, side by side: each advances, keeps LL latency, and never stalls.
+        let first = players(await sample())
+        var latencies: [[Double]] = [[], []]
+        for _ in 0..<15 {
+            try await Task.sleep(for: .seconds(1))
+            for (i, p) in players(await sample()).enumerated() where i < 2 { latencies[i].append((p["latency"] as? Double) ?? 99) }
+        }
+        let last = await sample()
+        for (i, p) in players(last).enumerated() {
+            let advanced = ((p["time"] as? Double) ?? 0) - ((first[safe: i]?["time"] as? Double) ?? 0)
+            let sorted = latencies[i].suffix(10).sorted()  // after 5 s of catching up from where it started
+            let p50 = sorted.isEmpty ? 99 : sorted[sorted.count / 2]
+            print("HTTP2PlaybackTests: player \(i) advanced \(String(format: "%.1f", advanced)) s in 15 s; hls.js latency p50 over the last 10 s \(String(format: "%.2f", p50)) s, max \(String(format: "%.2f", sorted.last ?? 99)) s, target \(p["target"] ?? "?"); stalls \(p["stalls"] ?? "?") \(latencies[i])")
+            #expect(advanced >= 13, "player \(i) kept playing: \(advanced) s of 15")
+            #expect(p50 <= 1.5, "player \(i) at LL-HLS latency (target 0.6 s): p50 \(p50), \(latencies[i])")
+            #expect((p["stalls"] as? Int) == 0 && (p["fatal"] as? [String] ?? ["?"]).isEmpty, "player \(i): \(p)")
+        }
+        let protocols = last["protocols"] as? [String: Int] ?? [:]
+        print("HTTP2PlaybackTests: the players' requests by protocol: \(protocols)")
+        #expect((protocols["h2"] ?? 0) > 50 && protocols.keys.allSatisfy { $0 == "h2" }, "every media request over HTTP/2: \(protocols)")
+        #expect((last["errors"] as? [String] ?? ["?"]).isEmpty, "\(last)")
+    }
+
+    /// A certificate or key that cannot be used stops the packager at start, naming the file
+    /// and what to give instead; half a pair is refused as a usage error.
+    @Test(arguments: [
+        ("missing certificate", ["--tls-certificate", "/nonexistent/cert.pem", "--tls-key", "KEY"], "cannot read the TLS certificate chain /nonexistent/cert.pem"),
+        ("a key that is not the certificate's", ["--tls-certificate", "CERT", "--tls-key", "OTHERKEY"], "do not make a server context"),
+        ("a key without a certificate", ["--tls-key", "KEY"], "HTTPS needs both --tls-certificate and --tls-key"),
+    ])
+    func unusableTLSFilesStopThePackagerWithWhatToFix(_ row: (name: String, arguments: [String], message: String)) async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("storecast-tls-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let pair = try SelfSignedCertificate.ensure(in: dir.appendingPathComponent("a").path)
+        let other = try SelfSignedCertificate.ensure(in: dir.appendingPathComponent("b").path)
+        let arguments = row.arguments.map { ["CERT": pair.certificate, "KEY": pair.key, "OTHERKEY": other.key][$0] ?? $0 }
+        let (pull, http, https) = (try TestEnvironment.freePort(), try TestEnvironment.freePort(), try TestEnvironment.freePort())
+        let (status, output) = try await ServiceProcess.run(try TestEnvironment.binary("storecast-packager"), [
+            "--pull-endpoint", "tcp://127.0.0.1:\(pull)", "--http-host", "127.0.0.1", "--http-port", "\(http)", "--https-port", "\(https)",
+            "--zmq-keys", TestEnvironment.zmqKeys, "--recordings-dir", dir.appendingPathComponent("rec").path,
+        ] + arguments, timeout: 20)
+        #expect(status != 0 && status != -1, "\(row.name): the packager stops (\(status))")
+        #expect(output.contains(row.message), "\(row.name): \(output.suffix(1500))")
+    }
+}
+
+private extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}

@@ -13,7 +13,7 @@ for tool in ffmpeg chromium chromedriver; do command -v $tool >/dev/null || { ec
 out="bench/out"; mkdir -p "$out"
 if [[ -z "${SKIP_BUILD:-}" ]]; then swift build -c "$CONFIG" >&2; fi
 run="$PWD/$out/hlsjs-soak-run"; rm -rf "$run"
-".build/$CONFIG/storecast" dev --run-directory "$run" --postgres-port 55435 --rtmp-port 19354 --http-port 18082 --api-port 18090 \
+".build/$CONFIG/storecast" dev --run-directory "$run" --https-port 0 --postgres-port 55435 --rtmp-port 19354 --http-port 18082 --api-port 18090 \
     --metrics-port 19102 --zmq-base-port 19391 --rungs 360p --preset veryfast --fast-start "$FAST" --part-target "$PART" --hlsjs-file "$PWD/.build/test-tools/hls.js" \
     > "$out/hlsjs-soak-dev.log" 2>&1 & dev=$!
 trap 'kill $dev 2>/dev/null || true; wait $dev 2>/dev/null || true' EXIT

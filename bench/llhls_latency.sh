@@ -26,7 +26,7 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then swift build -c release >&2; fi
 run="$PWD/$out/llhls-run"; rm -rf "$run"
 hlsjs=()  # hls.js from deploy/local/test-tools.sh, for the hls.js startup runs
 if [[ -f .build/test-tools/hls.js ]]; then hlsjs=(--hlsjs-file "$PWD/.build/test-tools/hls.js"); fi
-.build/release/storecast dev --run-directory "$run" --postgres-port 55433 --rtmp-port 19352 --http-port 18080 --api-port 18088 \
+.build/release/storecast dev --run-directory "$run" --https-port 0 --postgres-port 55433 --rtmp-port 19352 --http-port 18080 --api-port 18088 \
     --metrics-port 19100 --zmq-base-port 19371 --rungs 360p --source-rung --preset veryfast "${hlsjs[@]}" > "$out/llhls-dev.log" 2>&1 & dev=$!
 trap 'kill $dev 2>/dev/null || true; wait $dev 2>/dev/null || true; nginx -c "$PWD/$out/nginx-hls.conf" -s stop 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do grep -q "RTMP URL:" "$out/llhls-dev.log" && break; sleep 0.5; done
@@ -57,7 +57,7 @@ kill $dev; wait $dev 2>/dev/null || true
 # --- Storecast again with the disk on: a 2 h DVR window and the show recorded. Both write on
 # their own queues; the part latency shows whether that reaches the live path.
 run="$PWD/$out/llhls-run-dvr"; rm -rf "$run"
-.build/release/storecast dev --run-directory "$run" --postgres-port 55433 --rtmp-port 19352 --http-port 18080 --api-port 18088 \
+.build/release/storecast dev --run-directory "$run" --https-port 0 --postgres-port 55433 --rtmp-port 19352 --http-port 18080 --api-port 18088 \
     --metrics-port 19100 --zmq-base-port 19371 --rungs 360p --source-rung --preset veryfast --dvr-window 7200 > "$out/llhls-dev-dvr.log" 2>&1 & dev=$!
 for _ in $(seq 1 120); do grep -q "RTMP URL:" "$out/llhls-dev-dvr.log" && break; sleep 0.5; done
 rtmp=$(awk '/RTMP URL:/ {print $3}' "$out/llhls-dev-dvr.log")

@@ -70,13 +70,20 @@ def part_times(part):
     extra = sum(moof + 8 - 16 * count for _, _, count, moof in times[1:])
     return times[0][0], times[-1][1], sum(t[2] for t in times), extra
 
+# The frame number, drawn as 16 bits in the frame's top 16 rows (bit i: the 48-pixel block i,
+# white for 1), so a player can read which source frame it shows (bench/hlsjs_soak.py).
+FRAME_NUMBER_BARS = ["-filter_complex", "[0:v]format=yuv420p,split[m][s];[s]crop=768:16:0:0,"
+                     "geq=lum='if(mod(floor(N/pow(2,floor(X/48))),2),235,16)':cb=128:cr=128[bar];[m][bar]overlay=0:0[v]",
+                     "-map", "[v]", "-map", "1:a"]
+
 class Publisher:
-    def __init__(self, url, seconds):
+    def __init__(self, url, seconds, frame_numbers=False):
         self.t0 = None
         self.launched = time.time()
         self.proc = subprocess.Popen([
             "ffmpeg", "-hide_banner", "-loglevel", "error", "-re",
-            "-f", "lavfi", "-i", "testsrc2=size=854x480:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
+            "-f", "lavfi", "-i", "testsrc2=size=854x480:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100"]
+            + (FRAME_NUMBER_BARS if frame_numbers else []) + [
             "-t", str(seconds), "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "60",
             "-c:a", "aac", "-b:a", "96k", "-progress", "pipe:1", "-stats_period", "0.05", "-f", "flv", url],
             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)

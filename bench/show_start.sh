@@ -12,7 +12,7 @@ RUNS="${1:-3}"; FAST="${2:-0.6}"; PART="${3:-0.2}"
 out="bench/out"; mkdir -p "$out"
 if [[ -z "${SKIP_BUILD:-}" ]]; then swift build -c release >&2; fi
 run="$PWD/$out/show-start-run"; rm -rf "$run"
-.build/release/storecast dev --run-directory "$run" --postgres-port 55434 --rtmp-port 19353 --http-port 18081 --api-port 18089 \
+.build/release/storecast dev --run-directory "$run" --https-port 0 --postgres-port 55434 --rtmp-port 19353 --http-port 18081 --api-port 18089 \
     --metrics-port 19101 --zmq-base-port 19381 --rungs 360p --preset veryfast --fast-start "$FAST" --part-target "$PART" --hlsjs-file "$PWD/.build/test-tools/hls.js" \
     > "$out/show-start-dev.log" 2>&1 & dev=$!
 trap 'kill $dev 2>/dev/null || true; wait $dev 2>/dev/null || true' EXIT

@@ -28,6 +28,7 @@ public enum SelfSignedCertificate {
         } catch {
             throw LocalPostgres.Failure(description: "cannot make a self-signed TLS certificate (\(error)); install openssl (apt install openssl) or give the packager --tls-certificate and --tls-key")
         }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)  // the key: its owner's only
         return (certificate, key)
     }
 }

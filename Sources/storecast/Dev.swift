@@ -86,7 +86,7 @@ struct Dev: AsyncParsableCommand {
           RTMP URL: rtmp://\(publicHost):\(rtmpPort)/live/\(key)
           Player:   http://\(publicHost):\(httpPort)/play/demo/demo-show
           Feed:     http://\(publicHost):\(httpPort)/feed/demo   (the shoppers' stories feed)
-        \(httpsPort > 0 ? "  HTTP/2:   https://\(publicHost):\(httpsPort)/feed/demo   (self-signed: accept it once; the feed's two players need HTTP/2)\n" : "")
+        \(httpsPort > 0 ? "  HTTPS:    https://\(publicHost):\(httpsPort)/play/demo/demo-show   (HTTP/2; the certificate is self-signed: accept it once)\n" : "")
           Playlist: http://\(publicHost):\(httpPort)/live/demo/demo-show/master.m3u8
           API:      http://127.0.0.1:\(apiPort)/v1/streams   (this host only)
           Token:    curl -H 'Authorization: Bearer \(adminToken)' http://127.0.0.1:\(apiPort)/v1/streams

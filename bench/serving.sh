@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Serving throughput of one cached part (issue 18): the Storecast packager (release build,
+# `storecast dev`, a live 360p show) against nginx serving the same bytes as a static file, side
+# by side in one run, over HTTP/1.1 keep-alive (wrk) and over HTTP/2 with TLS (h2load), nginx at
+# its own defaults and at settings matched to ours; then 1,000 players blocked on the live edge
+# (bench/blocking_fanout.py; nginx cannot hold a request for a part that does not exist yet).
+#   bench/serving.sh [SECONDS]          (default 10 s per measurement)
+# Needs: nginx wrk nghttp2-client (h2load) ffmpeg openssl postgresql (apt). SKIP_BUILD=1 reuses
+# .build/release. Prints each tool's summary and a table of ratios; fails when a part is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS="${1:-10}"
+for tool in nginx wrk h2load ffmpeg openssl curl python3; do
+    command -v "$tool" >/dev/null || { echo "bench/serving.sh: $tool is missing (apt install nginx wrk nghttp2-client ffmpeg openssl curl); no figure is printed" >&2; exit 1; }
+done
+out="$PWD/bench/out"; mkdir -p "$out"
+ulimit -n "$(ulimit -Hn)"  # 1,000 connections need more than the usual 1,024 descriptors
+if [[ -z "${SKIP_BUILD:-}" ]]; then swift build -c release >&2; fi
+[[ -x .build/release/storecast ]] || { echo "bench/serving.sh: .build/release/storecast is missing (swift build -c release)" >&2; exit 1; }
+
+run="$out/serving-run"; rm -rf "$run"
+.build/release/storecast dev --run-directory "$run" --postgres-port 55436 --rtmp-port 19356 --http-port 18083 --https-port 18483 \
+    --api-port 18094 --metrics-port 19103 --zmq-base-port 19395 --rungs 360p --preset veryfast > "$out/serving-dev.log" 2>&1 & dev=$!
+nginx_conf=""
+cleanup() {
+    [[ -n "$nginx_conf" ]] && nginx -c "$nginx_conf" -s stop 2>/dev/null || true
+    kill "${pub:-}" 2>/dev/null || true
+    kill $dev 2>/dev/null || true; wait $dev 2>/dev/null || true
+}
+trap cleanup EXIT
+for _ in $(seq 1 240); do grep -q "RTMP URL:" "$out/serving-dev.log" && break; kill -0 $dev 2>/dev/null || break; sleep 0.5; done
+rtmp=$(awk '/RTMP URL:/ {print $3}' "$out/serving-dev.log")
+[[ -n "$rtmp" ]] || { echo "bench/serving.sh: storecast dev did not start:" >&2; tail -20 "$out/serving-dev.log" >&2; exit 1; }
+ffmpeg -v error -re -f lavfi -i testsrc2=size=854x480:rate=30 -f lavfi -i sine=sample_rate=44100 -t 600 -c:v libx264 -preset ultrafast \
+    -tune zerolatency -g 60 -c:a aac -f flv "$rtmp" </dev/null >/dev/null 2>&1 & pub=$!
+base="http://127.0.0.1:18083/live/demo/demo-show"
+for _ in $(seq 1 60); do curl -sf "$base/master.m3u8" >/dev/null && break; sleep 0.5; done
+variant=$(curl -sf "$base/master.m3u8" | grep -m1 -o '^[0-9a-z]*/360p/index.m3u8') \
+    || { echo "bench/serving.sh: the show never went live" >&2; exit 1; }
+sleep 3
+# The newest complete part: it stays in the 20 s live window for the whole run.
+media="$base/${variant%/index.m3u8}"
+part=$(curl -sf "$media/index.m3u8" | grep -o 'URI="part-[0-9]*\.[0-9]*\.m4s"' | tail -1 | tr -d '"' | sed 's/URI=//')
+static="$out/serving-static"; rm -rf "$static"; mkdir -p "$static"
+curl -sf "$media/$part" -o "$static/part.m4s"
+bytes=$(stat -c %s "$static/part.m4s")
+echo "one part: $part, $bytes bytes" >&2
+
+tls="$run/tls"
+write_nginx() {  # $1: defaults|matched
+    nginx_conf="$out/serving-nginx-$1.conf"
+    local workers="" keepalive=""
+    # Matched: as many workers as the packager's event loops (one per core) and its 10 s idle
+    # timeout; defaults: nginx's compiled-in ones (1 worker, 75 s keep-alive, 512 connections per
+    # worker raised to hold the 1,000 connections of the run).
+    if [[ $1 == matched ]]; then workers="worker_processes $(nproc);"; keepalive="keepalive_timeout 10s; keepalive_requests 1000000;"; fi
+    cat > "$nginx_conf" <<NGINX
+$workers
+daemon off;
+error_log $out/serving-nginx-error.log;
+pid $out/serving-nginx.pid;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    $keepalive
+    server { listen 127.0.0.1:18093; location / { root $static; } }
+    server { listen 127.0.0.1:18493 ssl http2; ssl_certificate $tls/tls-certificate.pem; ssl_certificate_key $tls/tls-key.pem;
+             location / { root $static; } }
+}
+NGINX
+    nginx -c "$nginx_conf" & nginx_pid=$!
+    for _ in $(seq 1 40); do curl -sf -o /dev/null "http://127.0.0.1:18093/part.m4s" && break; sleep 0.25; done
+    curl -sf -o /dev/null "http://127.0.0.1:18093/part.m4s" || { echo "bench/serving.sh: nginx ($1) did not start" >&2; exit 1; }
+}
+stop_nginx() { kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_conf=""; }
+
+rps_wrk() { awk '/Requests\/sec/ {print $2}' "$1"; }
+rps_h2() { awk '/finished in/ {print $4}' "$1"; }
+measure() {  # $1 label, $2 http url, $3 https url
+    wrk -t2 -c1000 -d"${SECS}s" "$2" > "$out/serving-wrk-$1.txt" 2>&1
+    grep -q "Non-2xx\|Socket errors: connect [1-9]" "$out/serving-wrk-$1.txt" && echo "($1: wrk saw errors, see $out/serving-wrk-$1.txt)" >&2
+    h2load -c100 -m10 -t2 -D "$SECS" "$3" > "$out/serving-h2load-$1.txt" 2>&1
+    grep -q " 0 failed, 0 errored" "$out/serving-h2load-$1.txt" || echo "($1: h2load saw failures, see $out/serving-h2load-$1.txt)" >&2
+    echo "$1: HTTP/1.1 $(rps_wrk "$out/serving-wrk-$1.txt") req/s, HTTP/2 $(rps_h2 "$out/serving-h2load-$1.txt") req/s" >&2
+}
+echo "Storecast packager (from memory)" >&2
+measure storecast "$media/$part" "https://127.0.0.1:18483/${media#http://127.0.0.1:18083/}/$part"
+for mode in defaults matched; do
+    echo "nginx at $mode (static file)" >&2
+    write_nginx "$mode"
+    measure "nginx-$mode" "http://127.0.0.1:18093/part.m4s" "https://127.0.0.1:18493/part.m4s"
+    stop_nginx
+done
+echo "Storecast: 1,000 players blocked on the live edge (20 s)" >&2
+python3 bench/blocking_fanout.py "$media/index.m3u8" 1000 20 | tee "$out/serving-fanout.json"
+
+python3 - "$out" "$bytes" <<'PY'
+import re, sys
+out, size = sys.argv[1], sys.argv[2]
+def wrk(label):
+    m = re.search(r"Requests/sec:\s+([\d.]+)", open(f"{out}/serving-wrk-{label}.txt").read())
+    if not m: sys.exit(f"no wrk figure for {label}")
+    return float(m.group(1))
+def h2(label):
+    m = re.search(r"finished in [\d.]+s, ([\d.]+) req/s", open(f"{out}/serving-h2load-{label}.txt").read())
+    if not m: sys.exit(f"no h2load figure for {label}")
+    return float(m.group(1))
+s1, s2 = wrk("storecast"), h2("storecast")
+print(f"| one {size}-byte part | Storecast | nginx defaults | Storecast / nginx | nginx matched | Storecast / nginx |")
+print("|---|---|---|---|---|---|")
+d1, m1, d2, m2 = wrk("nginx-defaults"), wrk("nginx-matched"), h2("nginx-defaults"), h2("nginx-matched")
+print(f"| HTTP/1.1 keep-alive, wrk 1,000 connections | {s1:,.0f} req/s | {d1:,.0f} | {s1/d1:.2f}x | {m1:,.0f} | {s1/m1:.2f}x |")
+print(f"| HTTP/2 over TLS, h2load 100 connections x 10 streams | {s2:,.0f} req/s | {d2:,.0f} | {s2/d2:.2f}x | {m2:,.0f} | {s2/m2:.2f}x |")
+PY

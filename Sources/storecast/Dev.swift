@@ -12,6 +12,7 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "RTMP port.") var rtmpPort = 1935
     @Option(help: "Player and HLS port.") var httpPort = 8080
     @Option(help: "Player and HLS port over HTTPS with HTTP/2, with a self-signed certificate made under --run-directory (0: off).") var httpsPort = 8443
+    @Option(help: "The packager's cap on open HTTP connections from one IP address (0: none; load tests from one machine need it off).") var httpMaxConnectionsPerIP: Int?
     @Option(help: "Control API port.") var apiPort = 8088
     @Option(help: "Prometheus /metrics port.") var metricsPort = 9100
     @Option(help: "First of three ZeroMQ ports (work, renditions, telemetry).") var zmqBasePort = 5601
@@ -56,6 +57,7 @@ struct Dev: AsyncParsableCommand {
                             "--events-url", "http://\(publicHost):\(apiPort)"]
         if let hlsjsFile { packagerArgs += ["--hlsjs-file", hlsjsFile] }
         packagerArgs += ["--part-target", "\(partTarget)"]
+        if let httpMaxConnectionsPerIP { packagerArgs += ["--http-max-connections-per-ip", "\(httpMaxConnectionsPerIP)"] }
         if httpsPort > 0 {
             let pair = try SelfSignedCertificate.ensure(in: runURL.appendingPathComponent("tls").path, hosts: [publicHost])
             packagerArgs += ["--https-port", "\(httpsPort)", "--tls-certificate", pair.certificate, "--tls-key", pair.key]

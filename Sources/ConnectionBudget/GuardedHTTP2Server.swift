@@ -11,8 +11,8 @@ extension HTTPServerBuilder {
     /// within the idle timeout, then each HTTP/1.1 connection's and HTTP/2 stream's header budget
     /// and idle timer as on the plain listener, and an HTTP/2 connection without open streams
     /// closed after the idle timeout. A browser runs at most 6 HTTP/1.1 connections per host and
-    /// one LL-HLS player holds about 4 (blocking reloads and streamed parts), so two players on a
-    /// page, a feed's current show and the next one, need HTTP/2's streams.
+    /// one LL-HLS player can hold about 4 (blocking reloads and streamed parts); over HTTP/2 two
+    /// players on a page, a feed's current show and the next one, share one connection.
     public static func guardedHTTP2(tls: TLSConfiguration, limits: HTTPConnectionLimits, listener: String, logger: Logger) -> HTTPServerBuilder {
         let cap = PerIPConnectionCap(maximumPerIP: limits.maximumConnectionsPerIP, listener: listener, logger: logger)
         let idle = limits.idleTimeAmount

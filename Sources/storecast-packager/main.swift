@@ -15,7 +15,7 @@ struct PackagerCommand: AsyncParsableCommand {
     @Option(help: "ZeroMQ endpoint of the metrics collector.") var metricsEndpoint = "tcp://127.0.0.1:5603"
     @Option(help: "HTTP address.") var httpHost = "0.0.0.0"
     @Option(help: "HTTP port.") var httpPort = 8080
-    @Option(help: "HTTPS port: HTTP/2 (and HTTP/1.1) over TLS, beside plain HTTP/1.1 on --http-port. Browsers open at most 6 HTTP/1.1 connections to a host and an LL-HLS player holds about 4, so two players on a page (the feed's current show and the next) need HTTP/2. Needs --tls-certificate and --tls-key.") var httpsPort = 8443
+    @Option(help: "HTTPS port: HTTP/2 (and HTTP/1.1) over TLS, beside plain HTTP/1.1 on --http-port. Browsers open at most 6 HTTP/1.1 connections to a host and an LL-HLS player can hold about 4; over HTTP/2 two players on a page (the feed's current show and the next) share one connection. Needs --tls-certificate and --tls-key.") var httpsPort = 8443
     @Option(help: "PEM certificate chain for the HTTPS port (the server's certificate first); with --tls-key it turns HTTPS on. `storecast dev` makes a self-signed pair.") var tlsCertificate: String?
     @Option(help: "PEM private key (unencrypted) of --tls-certificate.") var tlsKey: String?
     @Option(help: "Target segment duration in seconds.") var segmentDuration: Double = 2

@@ -4,9 +4,9 @@ import Testing
 
 /// The packager's HTTPS listener (issue 18): HTTP/2 over TLS, chosen by ALPN, with HTTP/1.1 kept
 /// there and on the plain port. Two hls.js players on one page of another origin (the feed's
-/// case: the show on screen and the next one) both play at LL-HLS latency over HTTP/2, where over
-/// HTTP/1.1 Chromium's 6 connections per host are fewer than their 8 blocking reloads and streamed
-/// parts. A peer that never finishes its TLS handshake is closed at the idle deadline.
+/// case: the show on screen and the next one) both play at LL-HLS latency over HTTP/2, on one
+/// connection where HTTP/1.1 would take up to Chromium's 6 per host for their blocking reloads and
+/// streamed parts. A peer that never finishes its TLS handshake is closed at the idle deadline.
 @Suite(.serialized) struct HTTP2PlaybackTests {
     static func twoPlayersPage(origin: String, streams: [String]) -> String {
         """

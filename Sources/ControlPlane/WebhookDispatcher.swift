@@ -11,9 +11,11 @@ import StorecastRuntime
 import Synchronization
 
 /// Sends tenants' webhook events (issue 16), in the API process: takes due deliveries from
-/// PostgreSQL (held 60 s each, at most two per endpoint at a time, so any number of API processes
-/// share the work, one slow receiver does not take every slot, and a killed one's deliveries are
-/// taken again), posts each with Standard Webhooks' headers and a 15 s deadline,
+/// PostgreSQL (held 60 s each, up to two per endpoint, and none of an endpoint with one in
+/// flight, so any number of API processes share the work, one slow receiver does not take every
+/// slot, and a killed one's deliveries are taken again), sends each endpoint's one at a time in
+/// the order the events happened (a retry waits on its schedule; later events do not wait for
+/// it), posts each with Standard Webhooks' headers and a 15 s deadline,
 /// follows no redirect, refuses internal addresses (``NetworkAddressPolicy``) unless the operator
 /// allows them, and records what ``WebhookRetryPolicy`` decides. On SIGTERM it stops taking work
 /// and lets the attempts in flight finish.
@@ -76,8 +78,11 @@ public struct WebhookDispatcher: Service {
                 try? await Task.sleep(for: .milliseconds(500))
                 continue
             }
+            // Endpoints side by side; each endpoint's deliveries in turn (`claim` sorts them so).
             await withTaskGroup(of: Void.self) { group in
-                for delivery in due { group.addTask { await self.deliver(delivery) } }
+                for (_, turns) in Dictionary(grouping: due, by: \.endpointID) {
+                    group.addTask { for delivery in turns { await self.deliver(delivery) } }
+                }
             }
         }
         logger.info("webhook dispatcher stopped")

@@ -39,6 +39,9 @@ public enum WebhookStore {
     public struct Due: Sendable, Equatable {
         public var id: Int64
         public var endpointID: String
+        /// The event's id: the order events happened in (a stream's session is opened, and its
+        /// `stream.connected` committed, before any service can name that session).
+        public var eventID: Int64
         public var messageID: String
         public var url: String
         public var body: String
@@ -139,34 +142,39 @@ public enum WebhookStore {
     }
 
     /// Takes up to `limit` deliveries that are due, each held for `hold` seconds (another
-    /// dispatcher skips them; if this one dies they are taken again after it).
+    /// dispatcher skips them; if this one dies they are taken again after it), the second of an
+    /// endpoint for twice that (it is sent after the first). Sorted by endpoint, then by event:
+    /// the order an endpoint's are sent in.
     public static func claim(_ db: PostgresConnection, limit: Int, hold: Int) throws -> [Due] {
         let rows = try db.execute(
             """
             WITH due AS (
-                -- Up to two due deliveries per endpoint, and none of an endpoint with two in
-                -- flight already: one slow receiver does not take every slot.
-                SELECT d.id FROM webhook_endpoints e
+                -- Up to two due deliveries per endpoint, the earliest events first, and none of an
+                -- endpoint with one in flight already: an endpoint's events go out one at a time,
+                -- in the order they happened, and one slow receiver does not take every slot.
+                SELECT d.id, d.next_attempt_at, d.event_id, row_number() OVER (PARTITION BY e.id ORDER BY d.event_id) AS turn FROM webhook_endpoints e
                 CROSS JOIN LATERAL (
-                    SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+                    SELECT d.id, d.next_attempt_at, d.event_id FROM webhook_deliveries d
                     WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at <= now()
                       AND (d.locked_until IS NULL OR d.locked_until < now())
-                    ORDER BY d.next_attempt_at LIMIT 2 FOR UPDATE SKIP LOCKED) d
+                    ORDER BY d.event_id LIMIT 2 FOR UPDATE SKIP LOCKED) d
                 WHERE e.disabled_at IS NULL
-                  AND (SELECT count(*) FROM webhook_deliveries f WHERE f.endpoint_id = e.id AND f.state = 'pending' AND f.locked_until > now()) < 2
-                ORDER BY d.next_attempt_at LIMIT $1::int
+                  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.endpoint_id = e.id AND f.state = 'pending' AND f.locked_until > now())
+                ORDER BY d.next_attempt_at, d.event_id LIMIT $1::int
             )
-            UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2::int)
+            UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2::int * due.turn::int)
             FROM due, webhook_endpoints e, webhook_events v
             WHERE d.id = due.id AND e.id = d.endpoint_id AND v.id = d.event_id
             RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, e.url, v.body, e.secret,
                       CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret
             """, [String(limit), String(hold)])
         return (0..<rows.count).map { i in
-            Due(id: rows.int(i, "id") ?? 0, endpointID: rows.value(i, "endpoint_id") ?? "", messageID: messageID(event: rows.int(i, "event_id") ?? 0),
-                url: rows.value(i, "url") ?? "", body: rows.value(i, "body") ?? "",
-                secrets: [rows.value(i, "secret"), rows.value(i, "previous_secret")].compactMap { $0 }, attempts: Int(rows.int(i, "attempts") ?? 0))
+            let event = rows.int(i, "event_id") ?? 0
+            return Due(id: rows.int(i, "id") ?? 0, endpointID: rows.value(i, "endpoint_id") ?? "", eventID: event, messageID: messageID(event: event),
+                       url: rows.value(i, "url") ?? "", body: rows.value(i, "body") ?? "",
+                       secrets: [rows.value(i, "secret"), rows.value(i, "previous_secret")].compactMap { $0 }, attempts: Int(rows.int(i, "attempts") ?? 0))
         }
+        .sorted { ($0.endpointID, $0.eventID) < ($1.endpointID, $1.eventID) }
     }
 
     /// Records an attempt's outcome and what follows it.

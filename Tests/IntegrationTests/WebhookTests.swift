@@ -143,6 +143,33 @@ import Testing
         #expect(replayed, "\(receiver.requests)")
     }
 
+    /// Events that become due together (a short show: connected, live and ended within one poll
+    /// of the dispatcher) reach an endpoint one at a time, in the order they happened: the
+    /// receiver holds each first request 1 s, and the next event is not sent until it answers.
+    /// (They were sent side by side before, so the receiver saw them in any order.)
+    @Test func anEndpointGetsItsEventsOneAtATimeInTheOrderTheyHappened() async throws {
+        let api = try await TenantAPITests.API(arguments: ["--webhook-allow-private-networks"])
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        let (slow, quick) = (try Receiver(logDirectory: api.stack.logDirectory), try Receiver(logDirectory: api.stack.logDirectory))
+        defer { slow.process?.stop(); quick.process?.stop() }
+        let slowEndpoint = try await Self.endpoint(api.base, tenant: "shop", url: slow.url)
+        let quickEndpoint = try await Self.endpoint(api.base, tenant: "shop", url: quick.url)
+        try await slow.start(secret: slowEndpoint.secret, options: ["--hold-first", "1"])
+        try await quick.start(secret: quickEndpoint.secret)
+        let types = ["stream.connected", "stream.live", "stream.health_changed", "stream.ended"]
+        // One transaction, so the dispatcher finds all four due at once.
+        try await api.db.run { conn in
+            try conn.transaction { for type in types { try conn.execute("SELECT storecast_emit(id, $1, '{}'::jsonb) FROM tenants", [type]) } }
+        }
+        let done = await StorecastStack.eventually(timeout: .seconds(20)) { slow.requests.filter { $0["answer"] as? Int == 200 }.count == types.count }
+        let lines = slow.requests.map { "\($0["type"] as? String ?? "?") \($0["answer"] ?? "?")" }
+        #expect(done, "\(lines)")
+        #expect(lines == types.flatMap { ["\($0) holding", "\($0) 200"] }, "each event is sent once the one before it is answered: \(lines)")
+        let quickTypes = quick.requests.compactMap { $0["type"] as? String }
+        #expect(quickTypes == types, "the other endpoint gets them in order too: \(quickTypes)")
+    }
+
     /// By default an endpoint may not point into the operator's networks (SSRF); the answer says why.
     @Test func endpointsInsideTheOperatorsNetworksAreRefused() async throws {
         let api = try await TenantAPITests.API()

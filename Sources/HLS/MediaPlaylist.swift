@@ -27,9 +27,12 @@ public struct PlaylistSegment: Equatable, Sendable {
     public var parts: [PlaylistPart]
     /// A new EXT-X-MAP from this segment on (a recording whose resolution changed).
     public var mapURI: String?
+    /// EXT-X-GAP (section 4.4.4.7): the segment has no media, and clients do not load it.
+    public var gap: Bool
 
-    public init(sequence: Int, duration: Double, uri: String, discontinuity: Bool = false, programDateTime: String? = nil, parts: [PlaylistPart] = [], mapURI: String? = nil) {
+    public init(sequence: Int, duration: Double, uri: String, discontinuity: Bool = false, gap: Bool = false, programDateTime: String? = nil, parts: [PlaylistPart] = [], mapURI: String? = nil) {
         self.mapURI = mapURI
+        self.gap = gap
         self.sequence = sequence
         self.duration = duration
         self.uri = uri
@@ -145,6 +148,7 @@ public struct MediaPlaylist: Equatable, Sendable {
             carriedMap = nil
             if let pdt = s.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(pdt)") }
             for p in s.parts { lines.append(Self.partLine(p)) }
+            if s.gap { lines.append("#EXT-X-GAP") }
             lines.append("#EXTINF:\(formatDecimal(s.duration, places: 5)),")
             lines.append(s.uri)
         }

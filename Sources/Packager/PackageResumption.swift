@@ -6,7 +6,8 @@ import StorecastRuntime
 /// immutable URL ever names other bytes (the cursor is written about once a second, so a
 /// segment may have finished, and the next one's parts been served, after the last write);
 /// the first new segment after a discontinuity, on the next discontinuity sequence, and init
-/// segments after the last version served. Pure.
+/// segments after the last version served; the hole between the last segment written down and
+/// the first new one listed as gap segments (``ResumedGap``). Pure.
 struct PackageResumption: Sendable, Equatable {
     /// Sequence numbers skipped past the last recorded segment: one that finished after the
     /// cursor was written, the one whose parts were being served, and one to spare; plus one
@@ -30,9 +31,25 @@ struct PackageResumption: Sendable, Equatable {
         }
     }
 
-    /// Where `rendition` starts again (nil: it had no cursor; it starts after what is listed).
-    func firstSequence(_ rendition: String) -> Int? {
-        cursors[rendition].map { $0.lastSequence + Self.sequenceMargin + max(0, Int(($0.age - 2).rounded(.up))) }
+    /// Where `rendition` starts again (nil: it had no cursor; it starts after what is listed),
+    /// announced at `wallClock` (seconds since 1970) with segments of `targetDuration`. Where
+    /// the cursor knows where its last segment ended, the numbers skipped also leave room for the
+    /// hole to be listed as gap segments no longer than the target (``gap(_:)``): what has gone
+    /// by since, the next keyframe's wait, and a margin (unless it is too long to list).
+    func firstSequence(_ rendition: String, wallClock: Double, targetDuration: Double) -> Int? {
+        guard let c = cursors[rendition] else { return nil }
+        let margin = Self.sequenceMargin + max(0, Int((c.age - 2).rounded(.up)))
+        guard let end = c.lastEnd, targetDuration > 0 else { return c.lastSequence + margin }
+        let gone = max(0, wallClock - end)
+        guard gone <= ResumedGap.longestListed else { return c.lastSequence + margin }
+        let hole = gone + 2 * targetDuration + 2
+        return c.lastSequence + max(margin, 1 + Int((hole / targetDuration).rounded(.up)))
+    }
+
+    /// The media `rendition` lost in the restart, to list as gap segments before its first new
+    /// one (nil: its cursor does not know where its last segment ended).
+    func gap(_ rendition: String) -> ResumedGap? {
+        cursors[rendition].flatMap { c in c.lastEnd.map { ResumedGap(afterSequence: c.lastSequence, from: $0) } }
     }
 
     /// The init segment version the resumed rendition starts at (after every one served).

@@ -310,7 +310,8 @@ final class PackagingPipeline: ZMQActorBody {
             if let segment = output.segment, let p = package, let r = p.renditions[rendition], let last = r.segments.last {
                 let offset = segment.programDateTime.map { $0 - Double(segment.startTime) / Double(r.track.timescale) }
                 cursor = PackageCursor(streamKey: key, rendition: rendition, generation: p.generation, lastSequence: last.sequence,
-                                       discontinuitySequence: r.edgeDiscontinuitySequence, initVersion: r.initVersion, clockOffset: offset)
+                                       discontinuitySequence: r.edgeDiscontinuitySequence, initVersion: r.initVersion, clockOffset: offset,
+                                       lastEnd: last.programDateTime.map { $0 + last.duration })
             }
         }
         if let cursor { changedCursors[key + "/" + rendition] = cursor }

@@ -239,9 +239,11 @@ enum PlayerPage {
           // progress, with the live edge more than 3 s ahead (not the seller's own silence: then
           // the edge waits too), the page jumps to media buffered past the hole, else to
           // hls.js's live position; stuck again within 15 s, it starts hls.js again. It waits
-          // 1 s where the playlist no longer lists the moment the video stands at (that media is
-          // gone for good: a restarted origin began later), 4 s otherwise (hls.js recovers a
-          // publisher's reconnect by itself).
+          // 1 s where the playlist no longer lists the moment the video stands at, or lists it
+          // as a gap (that media is gone for good: a restarted origin lists what it lost as
+          // EXT-X-GAP segments, which hls.js mostly steps over by itself but can circle, trying
+          // one rendition after another), 4 s otherwise (hls.js recovers a publisher's
+          // reconnect by itself).
           let lastTime = -1, stuckSince = null, lastJump = -Infinity;
           setInterval(() => {
             const details = hls && hls.latestLevelDetails;
@@ -250,7 +252,9 @@ enum PlayerPage {
               lastTime = video.currentTime; stuckSince = null; return;
             }
             stuckSince = stuckSince || performance.now();
-            const gone = details.fragments.length > 0 && details.fragments[0].start > video.currentTime + 0.1;
+            const next = video.currentTime + 0.1;
+            const at = details.fragments.find(f => f.start <= next && next < f.start + f.duration);
+            const gone = details.fragments.length > 0 && (details.fragments[0].start > next || (at !== undefined && at.gap === true));
             if (performance.now() - stuckSince < (gone ? 1000 : 4000)) return;
             stuckSince = null;
             window.storecastRecoveries++;

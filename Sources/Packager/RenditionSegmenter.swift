@@ -50,6 +50,8 @@ public struct PackagedSegment: Sendable, Equatable {
     public var parts: [PartRange] = []
     /// The init segment version it was written against (`RenditionPackage.initVersion`).
     public var initVersion = 0
+    /// Listed with EXT-X-GAP: media lost in a packager's restart (``ResumedGap``), no bytes.
+    public var gap = false
 }
 
 /// What one unit produced: chunks of the open part, parts that became complete and, when a

@@ -28,20 +28,22 @@ public struct RenditionPackage: Sendable {
 
     /// Measured average bits per second over the window.
     public var averageBitrate: Int? {
-        let seconds = segments.reduce(0) { $0 + $1.duration }
+        let media = segments.filter { !$0.gap }
+        let seconds = media.reduce(0) { $0 + $1.duration }
         guard seconds > 0 else { return nil }
-        return Int(Double(segments.reduce(0) { $0 + $1.bytes.count }) * 8 / seconds)
+        return Int(Double(media.reduce(0) { $0 + $1.bytes.count }) * 8 / seconds)
     }
 
     /// The highest bit rate of a segment in the window (BANDWIDTH in RFC 8216 terms).
     public var peakBitrate: Int? {
-        segments.filter { $0.duration > 0 }.map { Int(Double($0.bytes.count) * 8 / $0.duration) }.max()
+        segments.filter { $0.duration > 0 && !$0.gap }.map { Int(Double($0.bytes.count) * 8 / $0.duration) }.max()
     }
 
     public var measuredFrameRate: Double? {
-        let seconds = segments.reduce(0) { $0 + $1.duration }
+        let media = segments.filter { !$0.gap }
+        let seconds = media.reduce(0) { $0 + $1.duration }
         guard track.kind == .video, seconds > 0 else { return nil }
-        return Double(segments.reduce(0) { $0 + $1.sampleCount }) / seconds
+        return Double(media.reduce(0) { $0 + $1.sampleCount }) / seconds
     }
 
     /// Parts of the segment being written (its media sequence number is the next one).
@@ -71,6 +73,25 @@ public struct RenditionPackage: Sendable {
         return PlaylistEdge(lastCompleteSequence: segments.last?.sequence, lastPart: lastPart, ended: ended)
     }
 
+    /// A resumed rendition's hole before its first new segment, listed with that segment's first
+    /// media (``ResumedGap``); the anchor places it on the package's clock.
+    var resumedGap: (gap: ResumedGap, anchor: ClockAnchor)?
+
+    /// The media lost in a restart, as gap segments, before the first new media of a resumed
+    /// rendition.
+    private mutating func listResumedGap(before output: SegmenterOutput) {
+        guard let (gap, anchor) = resumedGap else { return }
+        let first: (sequence: Int, ticks: Int64)? = output.parts.first.map { ($0.sequence, $0.startTime) }
+            ?? output.segment.map { ($0.sequence, $0.startTime) }
+        guard let first else { return }
+        resumedGap = nil
+        let start = anchor.wallSeconds + Double(first.ticks) / Double(track.timescale) - anchor.streamSeconds
+        for s in gap.segments(before: first.sequence, startingAt: start, initVersion: initVersion) where segments.last.map({ $0.sequence < s.sequence }) ?? true {
+            segments.append(s)
+            addedDuration += s.duration
+        }
+    }
+
     /// Takes what the segmenter produced: parts join the open segment, a finished segment
     /// replaces them. Keeps `window` segments in memory; with a DVR window (seconds) older ones
     /// stay listed as archived until the listed total passes it. A segment that leaves the
@@ -78,6 +99,7 @@ public struct RenditionPackage: Sendable {
     /// go (out of the DVR window and out of `departed`).
     @discardableResult
     public mutating func add(_ output: SegmenterOutput, window: Int, dvrWindow: Double = 0) -> [Int] {
+        listResumedGap(before: output)
         for c in output.chunks {
             if var p = partInProgress, p.sequence == c.sequence, p.index == c.index, p.offset + p.bytes.count == c.offset {
                 partInProgress = nil  // no second reference while appending
@@ -153,12 +175,13 @@ public struct RenditionPackage: Sendable {
     /// An archived segment's entry (its bytes are on disk): listed, or departed from the DVR
     /// window and not yet expired.
     public func archivedSegment(_ sequence: Int) -> PackagedSegment? {
-        Self.find(sequence, in: archived) ?? departedSegment(sequence).flatMap { $0.bytes.isEmpty ? $0 : nil }
+        (Self.find(sequence, in: archived) ?? departedSegment(sequence).flatMap { $0.bytes.isEmpty ? $0 : nil }).flatMap { $0.gap ? nil : $0 }
     }
 
-    /// A segment whose bytes are in memory: in the live window, or departed from it and not yet expired.
+    /// A segment whose bytes are in memory: in the live window, or departed from it and not yet
+    /// expired (never a gap segment: it has no media).
     public func segment(_ sequence: Int) -> PackagedSegment? {
-        Self.find(sequence, in: segments) ?? departedSegment(sequence).flatMap { $0.bytes.isEmpty ? nil : $0 }
+        (Self.find(sequence, in: segments) ?? departedSegment(sequence).flatMap { $0.bytes.isEmpty ? nil : $0 }).flatMap { $0.gap ? nil : $0 }
     }
 
     private func departedSegment(_ sequence: Int) -> PackagedSegment? {
@@ -191,7 +214,7 @@ public struct RenditionPackage: Sendable {
         let all = listedSegments
         let listed = all.enumerated().map { i, s in
             PlaylistSegment(
-                sequence: s.sequence, duration: s.duration, uri: uri.segment(s.sequence), discontinuity: s.discontinuity,
+                sequence: s.sequence, duration: s.duration, uri: uri.segment(s.sequence), discontinuity: s.discontinuity, gap: s.gap,
                 programDateTime: s.programDateTime.map(ProgramDateTime.format),
                 parts: lowLatency != nil && s.sequence >= partsFrom ? s.parts.enumerated().map { PlaylistPart(duration: $1.duration, uri: uri.part(s.sequence, $0), independent: $1.independent) } : [],
                 mapURI: i > 0 && all[i - 1].initVersion != s.initVersion ? uri.initSegment(s.initVersion) : nil)

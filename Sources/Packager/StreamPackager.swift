@@ -142,10 +142,12 @@ struct StreamPackager {
             // whole target duration for its first reload and stalled.
             let next = max(listed[track.name] ?? 0, 0) + 1
             var segmenter = RenditionSegmenter(track: track, targetDuration: configuration.targetDuration, partTarget: configuration.partTarget,
-                                               chunkTarget: configuration.chunkTarget, firstSequence: resumption?.firstSequence(track.name) ?? next)
+                                               chunkTarget: configuration.chunkTarget,
+                                               firstSequence: resumption?.firstSequence(track.name, wallClock: wallClock.timeIntervalSince1970, targetDuration: configuration.targetDuration) ?? next)
             if let cc = resumption?.discontinuitySequence(track.name) {
                 fresh[track.name]?.discontinuitySequence = cc
                 fresh[track.name]?.initVersion = resumption?.initVersion(track.name) ?? 0
+                if let gap = resumption?.gap(track.name), let anchor = stream.anchor { fresh[track.name]?.resumedGap = (gap, anchor) }
                 segmenter.markDiscontinuity()
             }
             segmenter.clockAnchor = stream.anchor

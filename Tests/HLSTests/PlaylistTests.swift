@@ -48,6 +48,32 @@ import Testing
         """)
     }
 
+    /// Media lost in an origin's restart: EXT-X-GAP before the segment's EXTINF (section 4.4.4.7).
+    @Test func gapSegmentGolden() {
+        let text = MediaPlaylist(
+            targetDuration: 1, mapURI: "init.mp4",
+            segments: [
+                PlaylistSegment(sequence: 7, duration: 0.6, uri: "seg-7.m4s", gap: true, programDateTime: "2026-11-22T05:00:00.000Z"),
+                PlaylistSegment(sequence: 8, duration: 1, uri: "seg-8.m4s", discontinuity: true, programDateTime: "2026-11-22T05:00:00.600Z"),
+            ]).render()
+        #expect(text == """
+        #EXTM3U
+        #EXT-X-VERSION:7
+        #EXT-X-TARGETDURATION:1
+        #EXT-X-MEDIA-SEQUENCE:7
+        #EXT-X-MAP:URI="init.mp4"
+        #EXT-X-PROGRAM-DATE-TIME:2026-11-22T05:00:00.000Z
+        #EXT-X-GAP
+        #EXTINF:0.60000,
+        seg-7.m4s
+        #EXT-X-DISCONTINUITY
+        #EXT-X-PROGRAM-DATE-TIME:2026-11-22T05:00:00.600Z
+        #EXTINF:1.00000,
+        seg-8.m4s
+
+        """)
+    }
+
     @Test func emptyLivePlaylistStartsAtZero() {
         let text = MediaPlaylist(targetDuration: 2, mapURI: "init.mp4", segments: []).render()
         #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:0"))

@@ -203,6 +203,7 @@ import Testing
         let back = await StorecastStack.eventually(timeout: .seconds(20)) { await TestEnvironment.httpText(master).contains("#EXT-X-STREAM-INF") }
         let recovered = watcher.elapsed - from
         #expect(back, "the restarted packager serves the show again:\n\(stack.logs())")
+        try await Self.expectTheHoleListedAsGaps(master: master)
         try await Task.sleep(for: .seconds(10))
         let end = watcher.elapsed
         let away = down + 1
@@ -210,6 +211,40 @@ import Testing
         if let viewer = show.viewer { print("fault matrix, packager \(how): \(await viewer.finish("packager \(how)"))") }
         print("fault matrix, packager \(how): stopped in \(String(format: "%.2f", down)) s, master back after \(String(format: "%.2f", recovered)) s; \(figures.joined(separator: "; "))")
         _ = await stack.stop()
+    }
+
+    /// Every rendition of a resumed package lists the media lost in the restart as EXT-X-GAP
+    /// segments before the new segments' discontinuity, with no hole in the dates: the first new
+    /// segment starts where the gap ends, so a player at the hole steps over it.
+    static func expectTheHoleListedAsGaps(master: String) async throws {
+        let base = master.replacingOccurrences(of: "master.m3u8", with: "")
+        let text = await TestEnvironment.httpText(master)
+        let renditions = text.split(separator: "\n").filter { $0.hasSuffix(".m3u8") } + text.matches(of: /URI="([^"]+\.m3u8)"/).map { $0.1 }
+        #expect(!renditions.isEmpty, "\(text)")
+        for uri in renditions {
+            var lines: [Substring] = []
+            // Gaps are listed with the rendition's first new part; its segment is dated once whole.
+            _ = await StorecastStack.eventually(timeout: .seconds(10)) {
+                lines = await TestEnvironment.httpText(base + uri).split(separator: "\n")
+                guard let last = lines.lastIndex(of: "#EXT-X-GAP") else { return false }
+                return lines[last...].contains { $0.hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") }
+            }
+            let gaps = lines.indices.filter { lines[$0] == "#EXT-X-GAP" }
+            let discontinuity = lines.firstIndex(of: "#EXT-X-DISCONTINUITY")
+            #expect(!gaps.isEmpty && discontinuity.map { d in gaps.allSatisfy { $0 < d } } == true, "\(uri): gap segments before the new ones:\n\(lines.joined(separator: "\n"))")
+            // The dates run on: the last gap's date plus its duration is the next segment's date.
+            let iso = ISO8601DateFormatter()
+            iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let dates = lines.indices.compactMap { i -> (Int, Double)? in
+                lines[i].hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") ? (i, iso.date(from: String(lines[i].dropFirst(25)))?.timeIntervalSince1970 ?? 0) : nil
+            }
+            if let last = gaps.last, let gapDate = dates.last(where: { $0.0 < last })?.1, let nextDate = dates.first(where: { $0.0 > last })?.1,
+               let extinf = Double(lines[last + 1].dropFirst(8).dropLast()) {
+                #expect(abs(gapDate + extinf - nextDate) < 0.002, "\(uri): the gap ends where the new media begins: \(gapDate) + \(extinf) against \(nextDate)")
+            } else {
+                Issue.record("\(uri): dated gap and next segment:\n\(lines.joined(separator: "\n"))")
+            }
+        }
     }
 
     /// Resident memory of a process, in MiB (VmRSS).

@@ -149,4 +149,42 @@ import Testing
         #expect(first?.sequence == 23)
         #expect(first?.programDateTime == offset + 20, "the old clock, not the new process's: \(first?.programDateTime ?? 0)")
     }
+
+    /// A restarted packager lists the media it never had as EXT-X-GAP segments: from where the
+    /// last segment it wrote down ended (2 s before it heard the stream again) to its first new
+    /// segment (at the next keyframe, 1 s after), under the numbers between, on the old
+    /// timeline; the first new segment follows a discontinuity. Gap segments are never served.
+    @Test func aResumedPackageListsTheMediaItLostAsGapSegments() throws {
+        var packager = StreamPackager(configuration: .init(targetDuration: 2, partTarget: 100, chunkTarget: 0))
+        let w = Self.wall.timeIntervalSince1970
+        let offset = w + 1 - 20  // stream time 20 s is 1 s after the announce
+        let resumption = PackageResumption(generation: "old1", cursors: [
+            "360p": PackageCursor(streamKey: "shop/show", rendition: "360p", generation: "old1", lastSequence: 20, discontinuitySequence: 2, age: 1,
+                                  clockOffset: offset, lastEnd: w - 2),
+        ])
+        let actions = packager.announce(StreamAnnounce(streamID: 1, sessionID: 1, tenant: "shop", streamName: "show", discontinuity: false, tracks: [Self.video(1, "360p")]),
+                                        listed: nil, resumption: resumption, wallClock: Self.wall)
+        var rendition = try #require(actions.lazy.compactMap { action -> RenditionPackage? in
+            if case .install(_, _, _, _, let renditions, _) = action { return renditions["360p"] } else { return nil }
+        }.first)
+        for f in 600..<730 {  // from 20 s, keyframes every 2 s: two whole segments
+            let u = AccessUnit(streamID: 1, trackID: 1, flags: f % 60 == 0 ? 1 : 0, sequence: UInt64(f), dts: Int64(f) * 3000, compositionOffset: 0, data: [1])
+            for case .publish(let output, _, _) in packager.unit(u, wallClock: { Self.wall }) ?? [] { rendition.add(output, window: 10) }
+        }
+        // Room for 2 s gone + 4 s (two targets) + 2 s at 2 s a segment: four numbers, 21 to 24.
+        #expect(rendition.segments.map(\.sequence) == [21, 22, 23, 24, 25, 26])
+        #expect(rendition.segments.map(\.gap) == [true, true, true, true, false, false])
+        let lines = rendition.mediaPlaylist(targetDuration: 2, lowLatency: nil).split(separator: "\n").map(String.init)
+        let expected = ["#EXT-X-MEDIA-SEQUENCE:21", "#EXT-X-DISCONTINUITY-SEQUENCE:2", "#EXT-X-MAP:URI=\"init-1.mp4\"",
+                        "#EXT-X-PROGRAM-DATE-TIME:2027-01-15T07:59:58.000Z", "#EXT-X-GAP", "#EXTINF:0.75000,", "seg-21.m4s",
+                        "#EXT-X-PROGRAM-DATE-TIME:2027-01-15T07:59:58.750Z", "#EXT-X-GAP", "#EXTINF:0.75000,", "seg-22.m4s",
+                        "#EXT-X-PROGRAM-DATE-TIME:2027-01-15T07:59:59.500Z", "#EXT-X-GAP", "#EXTINF:0.75000,", "seg-23.m4s",
+                        "#EXT-X-PROGRAM-DATE-TIME:2027-01-15T08:00:00.250Z", "#EXT-X-GAP", "#EXTINF:0.75000,", "seg-24.m4s",
+                        "#EXT-X-DISCONTINUITY", "#EXT-X-PROGRAM-DATE-TIME:2027-01-15T08:00:01.000Z", "#EXTINF:2.00000,", "seg-25.m4s"]
+        let from = try #require(lines.firstIndex(of: "#EXT-X-MEDIA-SEQUENCE:21"), "\(lines)")
+        #expect(Array(lines[from..<min(lines.count, from + expected.count)]) == expected, "\(lines.joined(separator: "\n"))")
+        #expect(rendition.segment(22) == nil && rendition.part(22, 0) == nil, "a gap segment has nothing to serve")
+        #expect(rendition.segment(25)?.bytes.isEmpty == false)
+        #expect(rendition.averageBitrate == rendition.peakBitrate, "gap segments count in no bit rate")
+    }
 }

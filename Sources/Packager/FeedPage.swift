@@ -37,6 +37,7 @@ enum FeedPage {
         const feedBox = document.getElementById('feed'), empty = document.getElementById('empty');
         const useHlsJS = !!(window.Hls && Hls.isSupported()) && !\(PlayerPage.safariTest);
         \(PlayerPage.cardAtScript)
+        \(PlayerPage.liveCatchUpScript)
         let shows = [], index = 0;
         const slides = new Map();   // stream -> {el, show}
         const players = new Map();  // stream -> {video, hls}
@@ -95,13 +96,13 @@ enum FeedPage {
             let hls = null;
             if (useHlsJS) {
               // Preloading: about a part ahead, not more (the buffer grows once it plays).
-              hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5, maxBufferLength: play ? 4 : 1, maxMaxBufferLength: play ? 30 : 1, backBufferLength: 4 });
+              hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1, maxBufferLength: play ? 4 : 1, maxMaxBufferLength: play ? 30 : 1, backBufferLength: 4 });
               hls.loadSource(show.playbackUrl);
               hls.attachMedia(video);
             } else {
               video.src = show.playbackUrl;
             }
-            p = { video, hls, stream: show.stream };
+            p = { video, hls, stream: show.stream, catchUp: hls ? storecastCatchUp(hls, video) : null };
             players.set(show.stream, p);
             followCards(p);
             window.storecastFeed.maxPlayers = Math.max(window.storecastFeed.maxPlayers, players.size);
@@ -119,6 +120,7 @@ enum FeedPage {
           const p = players.get(stream);
           if (!p) return;
           players.delete(stream);
+          clearInterval(p.catchUp);
           if (p.hls) p.hls.destroy();
           p.video.removeAttribute('src'); p.video.load(); p.video.remove();
           window.storecastFeed.destroyed.push({ stream, at: performance.now() });

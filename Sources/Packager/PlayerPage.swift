@@ -65,6 +65,7 @@ enum PlayerPage {
         window.storecastCards = [];
         let cardShown = null;
         \(cardAtScript)
+        \(liveCatchUpScript)
         function showCard(c, mediaTime) {
           cardShown = c;
           if (!c) { cardBox.hidden = true; return; }
@@ -199,9 +200,9 @@ enum PlayerPage {
           window.storecastPlayer = 'hls.js';
           window.storecastErrorDetails = [];
           window.storecastRecoveries = 0;
-          let hls = null;
+          let hls = null, catchUp = null;
           function startHlsJS() {
-            // Low-latency mode; after a stall, play up to 1.5x until back at the target latency.
+            // Low-latency mode; the page holds it at its target latency (storecastCatchUp).
             // A shopper's player rides out an origin restart or a flaky network: a playlist, part
             // or segment that fails is tried again for about 15 s (250 ms doubling to 1 s; hls.js
             // gives up after 1-3 s by default) before the error is fatal. A fatal error is then
@@ -212,7 +213,7 @@ enum PlayerPage {
               shouldRetry: (config, count, timeout, response, retry) => retry || (count < config.maxNumRetry && (!response || response.code === 0)) };
             const policy = (ttfb, load, timeouts) => ({ default: { maxTimeToFirstByteMs: ttfb, maxLoadTimeMs: load,
               timeoutRetry: { maxNumRetry: timeouts, retryDelayMs: 0, maxRetryDelayMs: 0 }, errorRetry: retry } });
-            hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5,
+            hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1,
               manifestLoadPolicy: policy(10000, 20000, 2), playlistLoadPolicy: policy(10000, 20000, 2), fragLoadPolicy: policy(10000, 120000, 4) });
             const current = hls;
             hls.on(Hls.Events.ERROR, (e, d) => {
@@ -231,6 +232,8 @@ enum PlayerPage {
             });
             hls.loadSource(src);
             hls.attachMedia(video);
+            clearInterval(catchUp);
+            catchUp = storecastCatchUp(hls, video);
             window.storecastHls = hls;
             video.play().catch(() => say('Press play to start'));
           }

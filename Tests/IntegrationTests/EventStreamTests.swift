@@ -54,6 +54,19 @@ import Testing
             ((try? await page.evaluate("return window.storecastWait && window.storecastWait.via")) as? String) == "events"
         }
         #expect(waiting, "the player page waits on the stream's events")
+        // Its live catch-up (hls.js's own is off): a golden table of (latency, target, buffered
+        // ahead) → playback rate, run by the page's own script in Chromium.
+        let catchUp: [(latency: Double, target: Double?, ahead: Double, rate: Double)] = [
+            (1.0, 0.6, 0.8, 1.2),   // 0.4 s behind its target, with a buffer: 1 + 0.4 / 2
+            (0.65, 0.6, 0.8, 1),    // within 0.1 s of the target
+            (1.0, 0.6, 0.2, 1),     // behind, but too little buffered to spend
+            (3.0, 0.6, 2.5, 1.5),   // far behind: at most 1.5x
+            (1.0, nil, 0.8, 1),     // no target yet
+        ]
+        for row in catchUp {
+            let rate = (try? await page.evaluate("return storecastCatchUpRate(\(row.latency), \(row.target.map { "\($0)" } ?? "null"), \(row.ahead))")) as? NSNumber
+            #expect(rate.map { abs($0.doubleValue - row.rate) < 1e-9 } == true, "catch-up rate at \(row): \(rate.map { "\($0)" } ?? "none")")
+        }
         let opened = Date()
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 10, logDirectory: stack.logDirectory, size: "426x240", videoBitrate: 400)
         defer { publisher.stop(grace: 1) }
@@ -62,7 +75,7 @@ import Testing
         }
         let json = (try? await browser.evaluate("return JSON.stringify({got: window.got, wsGot: window.wsGot, firstPart: window.firstPart})")) as? String ?? "{}"
         let waited = Date().timeIntervalSince(opened)
-        let pageJSON = (try? await page.evaluate("return JSON.stringify({wait: window.storecastWait, firstFrame: window.storecastFirstFrame, player: window.storecastPlayer})")) as? String ?? "{}"
+        let pageJSON = (try? await page.evaluate("return JSON.stringify({wait: window.storecastWait, firstFrame: window.storecastFirstFrame, player: window.storecastPlayer, hlsCatchUp: window.storecastHls && window.storecastHls.config.maxLiveSyncPlaybackRate})")) as? String ?? "{}"
         await page.close()
         // It fetched the playlist when it opened and once the show was live, plus its 10 s
         // safety net; polling, it would have fetched it twice a second from opening to the show.
@@ -71,6 +84,7 @@ import Testing
         #expect(wait["via"] as? String == "events" && wait["liveEvent"] is Double, "\(pageJSON)")
         #expect((wait["playlistFetches"] as? Int ?? 99) <= 2 + Int(waited / 10), "fetches of the playlist while waiting: \(pageJSON)")
         #expect(seenByPage["player"] as? String == "hls.js" && seenByPage["firstFrame"] is Double, "the page played the show: \(pageJSON)")
+        #expect(seenByPage["hlsCatchUp"] as? Int == 1, "hls.js's own catch-up is off (the page's holds the rate): \(pageJSON)")
         if let live = wait["liveEvent"] as? Double, let frame = seenByPage["firstFrame"] as? Double {
             print("EventStreamTests: the player page fetched the playlist \(wait["playlistFetches"] ?? "?") times in \(Int(waited)) s and showed its first frame \(Int(frame - live)) ms after stream.live")
         }

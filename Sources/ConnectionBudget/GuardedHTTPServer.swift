@@ -58,21 +58,35 @@ extension HTTPServerBuilder {
         guarded(limits: limits, listener: listener, logger: logger) { responder, configuration in HTTP1Channel(responder: responder, configuration: configuration) }
     }
 
+    /// HTTP/1.1 with ``HTTPConnectionLimits`` and a handler of the caller's in front of the
+    /// router: right behind Hummingbird's connection-state handler (so keep-alive and the idle
+    /// deadline see every request and answer), before the requests reach the router's task. It
+    /// reads and writes `HTTPRequestPart` and `HTTPResponsePart` (a hot path answered on the
+    /// event loop; what it does not answer it hands on). One per connection.
+    public static func guardedHTTP1(limits: HTTPConnectionLimits, listener: String, logger: Logger,
+                                    inFrontOfRouter: @escaping @Sendable () -> any ChannelHandler) -> HTTPServerBuilder {
+        guarded(limits: limits, listener: listener, logger: logger, after: { pipeline in
+            try pipeline.addHandler(inFrontOfRouter(), position: .after(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
+        }) { responder, configuration in HTTP1Channel(responder: responder, configuration: configuration) }
+    }
+
     /// An HTTP/1.1 channel of any kind (Hummingbird's, or one that can upgrade to WebSocket) with
     /// ``HTTPConnectionLimits``: `channel` makes it from the responder and the HTTP/1.1
     /// configuration that carries the limits' deadline and header budget.
+    /// `after` adds handlers once the base has set up its own.
     public static func guarded<Base: HTTPChannelHandler>(
         limits: HTTPConnectionLimits, listener: String, logger: Logger,
+        after: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void = { _ in },
         channel: @escaping @Sendable (@escaping HTTPChannelHandler.Responder, HTTP1Channel.Configuration) -> Base
     ) -> HTTPServerBuilder {
         let cap = PerIPConnectionCap(maximumPerIP: limits.maximumConnectionsPerIP, listener: listener, logger: logger)
         let (idle, configuration) = (limits.idleTimeAmount, limits.http1Configuration)
         let tally = DeadlineTally(listener: listener, logger: logger)
         return .init { responder in
-            GuardedHTTPChannel(base: channel(responder, configuration)) { pipeline in
+            GuardedHTTPChannel(base: channel(responder, configuration), before: { pipeline in
                 try pipeline.addHandler(cap.makeHandler())
                 try pipeline.addHandler(FirstRequestDeadline(deadline: idle, tally: tally))
-            }
+            }, after: after)
         }
     }
 }

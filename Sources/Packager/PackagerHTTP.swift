@@ -190,8 +190,8 @@ enum PackagerHTTP {
             // The ETag names the stream, its generation, the rendition and the file. Immutable
             // under the generation's directory; revalidated directly under the stream, where the
             // same name is reused by the next generation.
-            let etag = "\"\(name)-\(package.streamID)-\(package.generation)-\(file)\""
-            let cache = address.generation != nil ? "max-age=31536000, immutable" : "no-cache"
+            let etag = mediaETag(rendition: name, package: package, file: file)
+            let cache = address.generation != nil ? immutableMedia : "no-cache"
             let media = { (data: [UInt8], type: String) in
                 notModified(request, etag: etag, cache: cache) ?? bytes(data, type: type, cache: cache, etag: etag)
             }
@@ -333,7 +333,14 @@ enum PackagerHTTP {
     }
 
     /// Content type of segments and parts.
-    private static let segmentType = "video/iso.segment"
+    static let segmentType = "video/iso.segment"
+    /// Cache-Control of media under a generation's directory: its bytes never change.
+    static let immutableMedia = "max-age=31536000, immutable"
+
+    /// A media file's entity tag: the stream, its generation, the rendition and the file.
+    static func mediaETag(rendition: String, package: StreamPackage, file: String) -> String {
+        "\"\(rendition)-\(package.streamID)-\(package.generation)-\(file)\""
+    }
 }
 
 /// Runs the playback gate for the stream named in the path before any handler under /live.

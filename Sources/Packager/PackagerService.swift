@@ -179,9 +179,11 @@ public final class PackagerService: Service, Sendable {
         origin.eventsBaseURL = config.eventsBaseURL
         origin.trustedProxies = config.trustedProxies
         let gate = PlaybackGate(store: database.map(PlaybackAccessStore.init(database:)))
+        let fastPath = MediaFastPath.Origin(store: store, gate: gate, viewers: viewers, trustedProxies: config.trustedProxies, serverName: "storecast-packager")
         let app = Application(
             router: PackagerHTTP.router(store: store, settings: origin, gate: gate, viewers: viewers),
-            server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger),
+            // Media already in memory is answered below the router (MediaFastPath).
+            server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger, inFrontOfRouter: { [fastPath] in MediaFastPath(origin: fastPath) }),
             configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-packager", limits: config.httpLimits),
             logger: logger)
         // The same origin over TLS, HTTP/2 where the client offers it (browsers do).

@@ -49,6 +49,19 @@ public final class PlaybackGate: Sendable {
 
     /// Whether the stream may appear in the packager's index: public for sure (private ones, and
     /// ones whose access cannot be read now, are left out).
+    /// Whether a request without a token may play the stream, from what is cached alone (no
+    /// wait, no query): without a database every stream is public; otherwise only a public
+    /// stream read within the cache's age. False is "not known here", not a refusal: the
+    /// caller then asks ``authorize(tenant:stream:token:)``.
+    public func admitsWithoutToken(tenant: String, stream: String) -> Bool {
+        guard store != nil else { return true }
+        let t = now()
+        return cache.withLock { cache in
+            guard let cached = cache[PackageStore.key(tenant: tenant, stream: stream)], t - cached.fetched < Self.cacheSeconds, let access = cached.access else { return false }
+            return !access.isPrivate
+        }
+    }
+
     public func isListed(tenant: String, stream: String) async -> Bool {
         guard let access = try? await access(tenant: tenant, stream: stream) else { return store == nil }
         return !access.isPrivate

@@ -76,10 +76,13 @@ enum PlayerPage {
           const link = cardBox.querySelector('a');
           if (/^https?:\\/\\//i.test(c['X-LINK'] || '')) { link.href = c['X-LINK']; link.hidden = false; } else link.hidden = true;
           cardBox.hidden = false;
-          // The frame's program date-time, as hls.js maps media time: its fragment's plus the offset into it.
+          // The frame's program date-time, as hls.js maps media time: its fragment's plus the offset
+          // into it. A player near the live edge plays the segment still being written, listed
+          // only as parts after the last whole segment, which it follows: from that one's date.
           const details = window.storecastHls && window.storecastHls.latestLevelDetails;
           const range = details && details.dateRanges && details.dateRanges[c.id];
-          const frag = details && details.fragments.find(f => f.start <= mediaTime && mediaTime < f.start + f.duration);
+          const whole = details ? details.fragments : [], last = whole[whole.length - 1];
+          const frag = whole.find(f => f.start <= mediaTime && mediaTime < f.start + f.duration) || (last && mediaTime >= last.start + last.duration ? last : undefined);
           window.storecastCards.push({ id: c.id, title: c['X-TITLE'], mediaTime, shownAt: Date.now(),
             framePDT: frag && frag.programDateTime ? frag.programDateTime + (mediaTime - frag.start) * 1000 : null,
             startDate: range && range.startDate ? range.startDate.getTime() : null });

@@ -12,9 +12,7 @@ struct PublicCORSMiddleware<Context: RequestContext>: RouterMiddleware {
     /// What every answer (errors included) carries. `Timing-Allow-Origin` lets a page on
     /// another origin read its requests' timings and protocol (Resource Timing), as a player's
     /// analytics do, and as the HTTP/2 test reads `nextHopProtocol`.
-    static var headers: HTTPFields {
-        [.accessControlAllowOrigin: "*", .accessControlExposeHeaders: "ETag, Content-Length, Date", HTTPField.Name("Timing-Allow-Origin")!: "*"]
-    }
+    static var headers: HTTPFields { PublicCORS.headers }
 
     /// What a preflight (`OPTIONS`) is answered with: any origin, the methods and request headers
     /// a player sends, cached by the browser for a day.
@@ -39,4 +37,10 @@ struct PublicCORSMiddleware<Context: RequestContext>: RouterMiddleware {
         response.headers.markVaryingFieldsNotIndexed()
         return response
     }
+}
+
+/// ``PublicCORSMiddleware``'s fields, made once (a generic type cannot store them); the origin's
+/// hot path (``MediaFastPath``) sends the same.
+enum PublicCORS {
+    static let headers: HTTPFields = [.accessControlAllowOrigin: "*", .accessControlExposeHeaders: "ETag, Content-Length, Date", HTTPField.Name("Timing-Allow-Origin")!: "*"]
 }

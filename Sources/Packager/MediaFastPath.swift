@@ -1,0 +1,159 @@
+import Foundation
+import HTTPTypes
+import Metrics
+import NIOCore
+import NIOHTTPTypes
+import StorecastRuntime
+import Synchronization
+
+/// The hot path of the origin's HTTP/1.1 listener, below Hummingbird's router (issue 18): a part,
+/// segment or init segment of a public stream, already in memory, asked for under its
+/// generation's directory (what master.m3u8 names) without a query, is answered right here on
+/// the connection's event loop, with the same bytes and headers the router would give, with no
+/// task, router or middleware in between. Everything else (playlists, blocking requests, media
+/// not out yet, private streams, DVR reads, HEAD) goes on to Hummingbird unchanged.
+///
+/// It sits behind Hummingbird's connection-state handler, so keep-alive and the idle deadline
+/// see every request and answer. Answers keep the order of requests: while one handed on is
+/// unanswered, the next is handed on too (HTTP/1.1 pipelining). A request is answered once it
+/// has ended, as the router would.
+final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// What the answers need from the packager; one per listener.
+    struct Origin: Sendable {
+        let store: PackageStore
+        let gate: PlaybackGate
+        let viewers: ViewerAccounting
+        let trustedProxies: Set<String>
+        let serverName: String
+    }
+
+    static let answered = Counter(label: "storecast_packager_fast_path_answers_total")
+
+    private let origin: Origin
+    /// Requests handed on whose answers have not ended.
+    private var handedOn = 0
+    /// The current request is answered here: what to send once it has ended.
+    private var pending: HTTPResponse?
+    private var pendingBody: ByteBuffer?
+    private var swallowing = false
+
+    init(origin: Origin) {
+        self.origin = origin
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        switch part {
+        case .head(let request):
+            if handedOn == 0, let (response, body) = answer(request, remote: context.channel.remoteAddress) {
+                (pending, pendingBody, swallowing) = (response, body, true)
+                return
+            }
+            handedOn += 1
+            context.fireChannelRead(data)
+        case .body:
+            if !swallowing { context.fireChannelRead(data) }
+        case .end:
+            guard swallowing else { return context.fireChannelRead(data) }
+            swallowing = false
+            if let response = pending {
+                context.write(wrapOutboundOut(.head(response)), promise: nil)
+                if let body = pendingBody { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                Self.answered.increment()
+            }
+            (pending, pendingBody) = (nil, nil)
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { handedOn = max(0, handedOn - 1) }
+        context.write(data, promise: promise)
+    }
+
+    /// The answer to `request` when it can be given here and now; nil hands it on.
+    private func answer(_ request: HTTPRequest, remote: SocketAddress?) -> (HTTPResponse, ByteBuffer?)? {
+        guard request.method == .get, let path = request.path, let address = MediaPath(path) else { return nil }
+        guard origin.gate.admitsWithoutToken(tenant: address.tenant, stream: address.stream) else { return nil }
+        let key = PackageStore.key(tenant: address.tenant, stream: address.stream)
+        guard let package = origin.store.package(key), package.generation == address.generation,
+              let rendition = package.renditions[address.rendition], let resource = PlaylistURIs.resource(address.file) else { return nil }
+        let data: [UInt8]?, type: String
+        switch resource {
+        case .initSegment(let version): (data, type) = (rendition.initSegment(version: version), "video/mp4")
+        case .segment(let n): (data, type) = (rendition.segment(n)?.bytes, PackagerHTTP.segmentType)
+        case .part(let m, let i): (data, type) = (rendition.part(m, i), PackagerHTTP.segmentType)
+        }
+        guard let data else { return nil }
+        let etag = PackagerHTTP.mediaETag(rendition: address.rendition, package: package, file: address.file)
+        var fields = PublicCORS.headers
+        fields[.eTag] = etag
+        fields[.cacheControl] = PackagerHTTP.immutableMedia
+        fields[.date] = HTTPDate.now()
+        fields[.server] = origin.serverName
+        let session = ViewerAccounting.session(
+            playbackSessionID: request.headerFields[ViewerAccountingMiddleware.playbackSessionID],
+            address: ClientAddress.resolve(peer: remote?.ipAddress, forwardedFor: request.headerFields[ViewerAccountingMiddleware.forwardedFor], trustedProxies: origin.trustedProxies),
+            userAgent: request.headerFields[.userAgent])
+        if let match = request.headerFields[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+            origin.viewers.served(stream: key, session: session, bytes: 0)
+            return (HTTPResponse(status: .notModified, headerFields: fields), nil)
+        }
+        fields[.contentType] = type
+        fields[.contentLength] = String(data.count)
+        origin.viewers.served(stream: key, session: session, bytes: data.count)
+        return (HTTPResponse(status: .ok, headerFields: fields), ByteBuffer(bytes: data))
+    }
+}
+
+/// `/live/TENANT/STREAM/GENERATION/RENDITION/FILE` with no query, in plain characters (anything
+/// else, percent-escapes included, is the router's to read).
+struct MediaPath: Equatable {
+    let tenant: String
+    let stream: String
+    let generation: String
+    let rendition: String
+    let file: String
+
+    init?(_ path: String) {
+        let fields = path.utf8.split(separator: UInt8(ascii: "/"), maxSplits: 7, omittingEmptySubsequences: false)
+        guard fields.count == 7, fields[0].isEmpty, fields[1].elementsEqual("live".utf8),
+              fields[2...].allSatisfy({ !$0.isEmpty && $0.allSatisfy(Self.isPlain) && !$0.elementsEqual(".".utf8) && !$0.elementsEqual("..".utf8) })
+        else { return nil }
+        let text = fields.map { String(decoding: $0, as: UTF8.self) }
+        (tenant, stream, generation, rendition, file) = (text[2], text[3], text[4], text[5], text[6])
+    }
+
+    private static func isPlain(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+        default: false
+        }
+    }
+}
+
+/// The Date field of answers, as HTTP writes it (RFC 9110 5.6.7), made once a second.
+enum HTTPDate {
+    private static let cached = Mutex<(second: Int, text: String)>((-1, ""))
+
+    static func now() -> String {
+        let seconds = Int(Date().timeIntervalSince1970)
+        return cached.withLock { c in
+            if c.second != seconds { c = (seconds, format(seconds)) }
+            return c.text
+        }
+    }
+
+    static func format(_ seconds: Int) -> String {
+        var t = time_t(seconds), parts = tm()
+        gmtime_r(&t, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"], months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}

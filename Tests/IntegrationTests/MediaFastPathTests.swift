@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+/// The origin's hot path (issue 18): media already in memory is answered below Hummingbird's
+/// router, on the connection's event loop (`MediaFastPath`). From outside it must be the same
+/// origin: the same status, bytes and headers as the router gives (the router answers the same
+/// URL with a query), 304 on a matching ETag, requests pipelined on one connection answered in
+/// order whichever path takes each, and the answers counted.
+@Suite(.serialized) struct MediaFastPathTests {
+    @Test func theHotPathAnswersAsTheRouterDoesAndInOrder() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "hot")
+        try stack.start()
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
+        defer { publisher.stop(grace: 1) }
+        let stream = "\(stack.playbackBase)/live/shop/hot"
+        var master = ""
+        let live = await StorecastStack.eventually(timeout: .seconds(30)) {
+            master = await TestEnvironment.httpText("\(stream)/master.m3u8")
+            return master.contains("#EXT-X-STREAM-INF")
+        }
+        #expect(live, "the show went live: \(master)\n\(stack.logs())")
+        let variant = try #require(master.firstMatch(of: /\n([0-9a-z]+\/[0-9a-z]+)\/index\.m3u8\n/).map { String($0.1) }, "\(master)")
+        let base = "\(stream)/\(variant)"
+        let playlist = await TestEnvironment.httpText("\(base)/index.m3u8")
+        // The newest whole part (not the preload hint's, which the router would hold and stream).
+        let part = try #require(playlist.matches(of: /#EXT-X-PART:[^\n]*URI="(part-[0-9]+\.[0-9]+\.m4s)"/).last.map { String($0.1) }, "\(playlist)")
+
+        for file in ["init.mp4", part] {
+            // The router's answer first: it reads the playback access, which the hot path then
+            // finds cached (it never waits on the database itself).
+            let routed = try #require(await TestEnvironment.httpExchange("\(base)/\(file)?via=router"))
+            let hot = try #require(await TestEnvironment.httpExchange("\(base)/\(file)"))
+            #expect(hot.status == 200 && routed.status == 200, "\(file): \(hot.status) and \(routed.status)")
+            #expect(hot.body == routed.body && !hot.body.isEmpty, "\(file): the same bytes (\(hot.body.count) and \(routed.body.count))")
+            #expect(hot.headers.filter { $0.key != "date" } == routed.headers.filter { $0.key != "date" }, "\(file): the same headers:\n\(hot.headers)\n\(routed.headers)")
+            let etag = try #require(hot.headers["etag"])
+            let hotCached = try #require(await TestEnvironment.httpExchange("\(base)/\(file)", headers: ["If-None-Match": etag]))
+            let routedCached = try #require(await TestEnvironment.httpExchange("\(base)/\(file)?via=router", headers: ["If-None-Match": etag]))
+            #expect(hotCached.status == 304 && routedCached.status == 304 && hotCached.body.isEmpty, "\(file): \(hotCached.status) \(routedCached.status)")
+            #expect(hotCached.headers.filter { $0.key != "date" } == routedCached.headers.filter { $0.key != "date" }, "\(file): the same 304:\n\(hotCached.headers)\n\(routedCached.headers)")
+        }
+
+        // Pipelined on one connection: a playlist (the router's), a part and the init segment
+        // (the hot path's), a part through the router, the init segment again: answers in order.
+        let prefix = URL(string: base)!.path
+        let files = ["index.m3u8", part, "init.mp4", "\(part)?via=router", "init.mp4"]
+        let requests = files.enumerated().map { i, f in
+            "GET \(prefix)/\(f) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(i == files.count - 1 ? "Connection: close\r\n" : "")\r\n"
+        }.joined()
+        let connection = try HostilePeer.Connection(port: stack.httpPort)
+        connection.write(Array(requests.utf8))
+        let answers = Self.responses(connection.read(4 << 20, within: 10))
+        #expect(answers.map(\.type) == ["application/vnd.apple.mpegurl", "video/iso.segment", "video/mp4", "video/iso.segment", "video/mp4"], "in the order asked: \(answers.map(\.type))")
+        #expect(answers.map(\.status) == [200, 200, 200, 200, 200], "\(answers.map(\.status))")
+
+        // Counted by the packager and reported through the collector.
+        var metrics = ""
+        let counted = await StorecastStack.eventually(timeout: .seconds(15)) {
+            metrics = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
+            return metrics.split(separator: "\n").contains { $0.hasPrefix("storecast_packager_fast_path_answers_total") && ($0.split(separator: " ").last.flatMap { Double($0) } ?? 0) >= 4 }
+        }
+        #expect(counted, "the hot path's answers are counted: \(metrics.split(separator: "\n").filter { $0.contains("fast_path") })")
+        _ = await stack.stop()
+    }
+
+    /// Status and Content-Type of each HTTP/1.1 response in `bytes`, in order (Content-Length bodies).
+    static func responses(_ bytes: [UInt8]) -> [(status: Int, type: String)] {
+        var out: [(Int, String)] = [], at = 0
+        let separator = Array("\r\n\r\n".utf8)
+        while at < bytes.count, let end = (at...max(at, bytes.count - 4)).first(where: { bytes[$0..<min($0 + 4, bytes.count)].elementsEqual(separator) }) {
+            let lines = String(decoding: bytes[at..<end], as: UTF8.self).components(separatedBy: "\r\n")
+            var fields: [String: String] = [:]
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            let status = lines.first?.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            out.append((status, fields["content-type"] ?? ""))
+            at = end + 4 + (fields["content-length"].flatMap { Int($0) } ?? 0)
+        }
+        return out
+    }
+}

@@ -54,18 +54,15 @@ extension ApplicationConfiguration {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 with ``HTTPConnectionLimits``; `listener` names the cap in logs and metrics.
-    public static func guardedHTTP1(limits: HTTPConnectionLimits, listener: String, logger: Logger) -> HTTPServerBuilder {
-        guarded(limits: limits, listener: listener, logger: logger) { responder, configuration in HTTP1Channel(responder: responder, configuration: configuration) }
-    }
-
-    /// HTTP/1.1 with ``HTTPConnectionLimits`` and a handler of the caller's in front of the
-    /// router: right behind Hummingbird's connection-state handler (so keep-alive and the idle
-    /// deadline see every request and answer), before the requests reach the router's task. It
-    /// reads and writes `HTTPRequestPart` and `HTTPResponsePart` (a hot path answered on the
-    /// event loop; what it does not answer it hands on). One per connection.
+    /// `inFrontOfRouter` makes a handler of the caller's for each connection, placed right behind
+    /// Hummingbird's connection-state handler (so keep-alive and the idle deadline see every
+    /// request and answer) and before the requests reach the router's task. It reads and writes
+    /// `HTTPRequestPart` and `HTTPResponsePart`: a hot path answered on the event loop; what it
+    /// does not answer it hands on.
     public static func guardedHTTP1(limits: HTTPConnectionLimits, listener: String, logger: Logger,
-                                    inFrontOfRouter: @escaping @Sendable () -> any ChannelHandler) -> HTTPServerBuilder {
+                                    inFrontOfRouter: (@Sendable () -> any ChannelHandler)? = nil) -> HTTPServerBuilder {
         guarded(limits: limits, listener: listener, logger: logger, after: { pipeline in
+            guard let inFrontOfRouter else { return }
             try pipeline.addHandler(inFrontOfRouter(), position: .after(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
         }) { responder, configuration in HTTP1Channel(responder: responder, configuration: configuration) }
     }

@@ -3,7 +3,6 @@ import HTTPTypes
 import Metrics
 import NIOCore
 import NIOHTTPTypes
-import StorecastRuntime
 import Synchronization
 
 /// The hot path of the origin's HTTP/1.1 listener, below Hummingbird's router (issue 18): a part,
@@ -37,10 +36,9 @@ final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private let origin: Origin
     /// Requests handed on whose answers have not ended.
     private var handedOn = 0
-    /// The current request is answered here: what to send once it has ended.
-    private var pending: HTTPResponse?
-    private var pendingBody: ByteBuffer?
-    private var swallowing = false
+    /// The current request is answered here: what to send once it has ended (its body, if
+    /// any, is dropped meanwhile).
+    private var pending: (response: HTTPResponse, body: ByteBuffer?)?
 
     init(origin: Origin) {
         self.origin = origin
@@ -50,24 +48,21 @@ final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch part {
         case .head(let request):
-            if handedOn == 0, let (response, body) = answer(request, remote: context.channel.remoteAddress) {
-                (pending, pendingBody, swallowing) = (response, body, true)
+            if handedOn == 0, let answer = answer(request, remote: context.channel.remoteAddress) {
+                pending = answer
                 return
             }
             handedOn += 1
             context.fireChannelRead(data)
         case .body:
-            if !swallowing { context.fireChannelRead(data) }
+            if pending == nil { context.fireChannelRead(data) }
         case .end:
-            guard swallowing else { return context.fireChannelRead(data) }
-            swallowing = false
-            if let response = pending {
-                context.write(wrapOutboundOut(.head(response)), promise: nil)
-                if let body = pendingBody { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                Self.answered.increment()
-            }
-            (pending, pendingBody) = (nil, nil)
+            guard let (response, body) = pending else { return context.fireChannelRead(data) }
+            pending = nil
+            context.write(wrapOutboundOut(.head(response)), promise: nil)
+            if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            Self.answered.increment()
         }
     }
 
@@ -96,11 +91,8 @@ final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.cacheControl] = PackagerHTTP.immutableMedia
         fields[.date] = HTTPDate.now()
         fields[.server] = origin.serverName
-        let session = ViewerAccounting.session(
-            playbackSessionID: request.headerFields[ViewerAccountingMiddleware.playbackSessionID],
-            address: ClientAddress.resolve(peer: remote?.ipAddress, forwardedFor: request.headerFields[ViewerAccountingMiddleware.forwardedFor], trustedProxies: origin.trustedProxies),
-            userAgent: request.headerFields[.userAgent])
-        if let match = request.headerFields[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+        let session = ViewerAccountingMiddleware.session(request.headerFields, peer: remote?.ipAddress, trustedProxies: origin.trustedProxies)
+        if PackagerHTTP.matches(ifNoneMatch: request.headerFields[.ifNoneMatch], etag: etag) {
             origin.viewers.served(stream: key, session: session, bytes: 0)
             return (HTTPResponse(status: .notModified, headerFields: fields), nil)
         }

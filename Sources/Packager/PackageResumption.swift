@@ -39,10 +39,8 @@ struct PackageResumption: Sendable, Equatable {
     func firstSequence(_ rendition: String, wallClock: Double, targetDuration: Double) -> Int? {
         guard let c = cursors[rendition] else { return nil }
         let margin = Self.sequenceMargin + max(0, Int((c.age - 2).rounded(.up)))
-        guard let end = c.lastEnd, targetDuration > 0 else { return c.lastSequence + margin }
-        let gone = max(0, wallClock - end)
-        guard gone <= ResumedGap.longestListed else { return c.lastSequence + margin }
-        let hole = gone + 2 * targetDuration + 2
+        guard let end = c.lastEnd, targetDuration > 0, wallClock - end <= ResumedGap.longestListed else { return c.lastSequence + margin }
+        let hole = max(0, wallClock - end) + 2 * targetDuration + 2
         return c.lastSequence + max(margin, 1 + Int((hole / targetDuration).rounded(.up)))
     }
 

@@ -306,8 +306,13 @@ enum PackagerHTTP {
     }
 
     /// 304 when the request's If-None-Match names `etag`.
+    /// Whether an If-None-Match field names `etag` (a list of tags, comma-separated).
+    static func matches(ifNoneMatch field: String?, etag: String) -> Bool {
+        field?.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag } ?? false
+    }
+
     private static func notModified(_ request: Request, etag: String, cache: String) -> Response? {
-        guard let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) else { return nil }
+        guard matches(ifNoneMatch: request.headers[.ifNoneMatch], etag: etag) else { return nil }
         var headers = HTTPFields()
         headers[.eTag] = etag
         headers[.cacheControl] = cache
@@ -381,12 +386,17 @@ struct ViewerAccountingMiddleware: RouterMiddleware {
     static let playbackSessionID = HTTPField.Name("X-Playback-Session-Id")!
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 
+    /// The viewer session a request counts for (``ViewerAccounting/session(playbackSessionID:address:userAgent:)``).
+    static func session(_ headers: HTTPFields, peer: String?, trustedProxies: Set<String>) -> String {
+        ViewerAccounting.session(
+            playbackSessionID: headers[playbackSessionID],
+            address: ClientAddress.resolve(peer: peer, forwardedFor: headers[forwardedFor], trustedProxies: trustedProxies),
+            userAgent: headers[.userAgent])
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
-        let session = ViewerAccounting.session(
-            playbackSessionID: request.headers[Self.playbackSessionID],
-            address: ClientAddress.resolve(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[Self.forwardedFor], trustedProxies: trustedProxies),
-            userAgent: request.headers[.userAgent])
+        let session = Self.session(request.headers, peer: context.remoteAddress?.ipAddress, trustedProxies: trustedProxies)
         let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
         let key = PackageStore.key(tenant: tenant, stream: stream)
         guard let length = response.headers[.contentLength].flatMap({ Int($0) }) else {

@@ -47,8 +47,6 @@ public final class PlaybackGate: Sendable {
         }
     }
 
-    /// Whether the stream may appear in the packager's index: public for sure (private ones, and
-    /// ones whose access cannot be read now, are left out).
     /// Whether a request without a token may play the stream, from what is cached alone (no
     /// wait, no query): without a database every stream is public; otherwise only a public
     /// stream read within the cache's age. False is "not known here", not a refusal: the
@@ -62,6 +60,8 @@ public final class PlaybackGate: Sendable {
         }
     }
 
+    /// Whether the stream may appear in the packager's index: public for sure (private ones, and
+    /// ones whose access cannot be read now, are left out).
     public func isListed(tenant: String, stream: String) async -> Bool {
         guard let access = try? await access(tenant: tenant, stream: stream) else { return store == nil }
         return !access.isPrivate

@@ -26,9 +26,12 @@ public struct RenditionPackage: Sendable {
     /// multivariant playlist, its media playlist ended.
     public var retired = false
 
+    /// The window's segments that hold media (gap segments, ``ResumedGap``, have none).
+    private var mediaSegments: [PackagedSegment] { segments.filter { !$0.gap } }
+
     /// Measured average bits per second over the window.
     public var averageBitrate: Int? {
-        let media = segments.filter { !$0.gap }
+        let media = mediaSegments
         let seconds = media.reduce(0) { $0 + $1.duration }
         guard seconds > 0 else { return nil }
         return Int(Double(media.reduce(0) { $0 + $1.bytes.count }) * 8 / seconds)
@@ -36,11 +39,11 @@ public struct RenditionPackage: Sendable {
 
     /// The highest bit rate of a segment in the window (BANDWIDTH in RFC 8216 terms).
     public var peakBitrate: Int? {
-        segments.filter { $0.duration > 0 && !$0.gap }.map { Int(Double($0.bytes.count) * 8 / $0.duration) }.max()
+        mediaSegments.filter { $0.duration > 0 }.map { Int(Double($0.bytes.count) * 8 / $0.duration) }.max()
     }
 
     public var measuredFrameRate: Double? {
-        let media = segments.filter { !$0.gap }
+        let media = mediaSegments
         let seconds = media.reduce(0) { $0 + $1.duration }
         guard track.kind == .video, seconds > 0 else { return nil }
         return Double(media.reduce(0) { $0 + $1.sampleCount }) / seconds

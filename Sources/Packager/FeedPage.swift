@@ -96,7 +96,7 @@ enum FeedPage {
             let hls = null;
             if (useHlsJS) {
               // Preloading: about a part ahead, not more (the buffer grows once it plays).
-              hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1, maxBufferLength: play ? 4 : 1, maxMaxBufferLength: play ? 30 : 1, backBufferLength: 4 });
+              hls = new Hls({ ...storecastLowLatency, maxBufferLength: play ? 4 : 1, maxMaxBufferLength: play ? 30 : 1, backBufferLength: 4 });
               hls.loadSource(show.playbackUrl);
               hls.attachMedia(video);
             } else {

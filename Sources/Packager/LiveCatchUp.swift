@@ -8,7 +8,14 @@ extension PlayerPage {
     /// 0.3 s buffered ahead, up to 1.5x (faster the further behind); otherwise 1x, so a short
     /// buffer is never spent. `storecastCatchUp` applies it every 250 ms and returns the timer.
     /// Shared by the player and feed pages.
+    ///
+    /// `storecastLowLatency` is the hls.js configuration both pages start from. Each stall makes
+    /// hls.js add `liveSyncOnStallIncrease` to its target latency for the rest of the session
+    /// (1 s by default, up to a target duration). One 0.3 s stall at startup on a busy phone
+    /// would then keep a shopper 1.6 s behind for the whole show (seen in CI); the pages add
+    /// 0.2 s a stall, so a player that keeps stalling still backs off, a target duration at most.
     static let liveCatchUpScript = """
+        const storecastLowLatency = { lowLatencyMode: true, maxLiveSyncPlaybackRate: 1, liveSyncOnStallIncrease: 0.2 };
         function storecastCatchUpRate(latency, target, ahead) {
           const behind = target === null || target === undefined ? 0 : latency - target;
           return behind > 0.1 && ahead > 0.3 ? Math.min(1.5, 1 + behind / 2) : 1;

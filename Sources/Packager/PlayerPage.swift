@@ -216,7 +216,7 @@ enum PlayerPage {
               shouldRetry: (config, count, timeout, response, retry) => retry || (count < config.maxNumRetry && (!response || response.code === 0)) };
             const policy = (ttfb, load, timeouts) => ({ default: { maxTimeToFirstByteMs: ttfb, maxLoadTimeMs: load,
               timeoutRetry: { maxNumRetry: timeouts, retryDelayMs: 0, maxRetryDelayMs: 0 }, errorRetry: retry } });
-            hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1,
+            hls = new Hls({ ...storecastLowLatency,
               manifestLoadPolicy: policy(10000, 20000, 2), playlistLoadPolicy: policy(10000, 20000, 2), fragLoadPolicy: policy(10000, 120000, 4) });
             const current = hls;
             hls.on(Hls.Events.ERROR, (e, d) => {

@@ -135,7 +135,7 @@ import Testing
         let latencies = samples.compactMap { ($0[4] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         let wall = samples.compactMap { ($0[6] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         #expect(!latencies.isEmpty, "hls.js reports its latency")
-        #expect(samples.last.map { ($0[7] as? NSNumber)?.doubleValue ?? 0 } ?? 0 < 1.5, "hls.js kept its target latency at PART-HOLD-BACK (no stall raised it): \(samples.last ?? [])")
+        #expect(samples.last.map { ($0[7] as? NSNumber)?.doubleValue ?? 0 } ?? 0 < 1.5, "hls.js kept its target latency near PART-HOLD-BACK (0.6 s; the page lets a stall add 0.2 s, not hls.js's 1 s): \(samples.last ?? []), stalls \(stalls)")
         print("hls.js low-latency run: latency p50 \(latencies.isEmpty ? -1 : latencies[latencies.count / 2]) s, max \(latencies.last ?? 0) s, last \(samples.last?[4] ?? -1) s, target \(samples.last?[7] ?? -1) s; now minus PROGRAM-DATE-TIME of the frame on screen p50 \(wall.isEmpty ? -1 : wall[wall.count / 2]) ms; stalls \(stalls)")
 
         // A shopper swiping to this live show: the page reports when its first frame was on screen.

@@ -75,7 +75,7 @@ import Testing
         }
         let json = (try? await browser.evaluate("return JSON.stringify({got: window.got, wsGot: window.wsGot, firstPart: window.firstPart})")) as? String ?? "{}"
         let waited = Date().timeIntervalSince(opened)
-        let pageJSON = (try? await page.evaluate("return JSON.stringify({wait: window.storecastWait, firstFrame: window.storecastFirstFrame, player: window.storecastPlayer, hlsCatchUp: window.storecastHls && window.storecastHls.config.maxLiveSyncPlaybackRate})")) as? String ?? "{}"
+        let pageJSON = (try? await page.evaluate("return JSON.stringify({wait: window.storecastWait, firstFrame: window.storecastFirstFrame, player: window.storecastPlayer, hlsCatchUp: window.storecastHls && window.storecastHls.config.maxLiveSyncPlaybackRate, stallIncrease: window.storecastHls && window.storecastHls.config.liveSyncOnStallIncrease})")) as? String ?? "{}"
         await page.close()
         // It fetched the playlist when it opened and once the show was live, plus its 10 s
         // safety net; polling, it would have fetched it twice a second from opening to the show.
@@ -85,6 +85,7 @@ import Testing
         #expect((wait["playlistFetches"] as? Int ?? 99) <= 2 + Int(waited / 10), "fetches of the playlist while waiting: \(pageJSON)")
         #expect(seenByPage["player"] as? String == "hls.js" && seenByPage["firstFrame"] is Double, "the page played the show: \(pageJSON)")
         #expect(seenByPage["hlsCatchUp"] as? Int == 1, "hls.js's own catch-up is off (the page's holds the rate): \(pageJSON)")
+        #expect(seenByPage["stallIncrease"] as? Double == 0.2, "a stall adds 0.2 s to hls.js's target latency, not 1 s: \(pageJSON)")
         if let live = wait["liveEvent"] as? Double, let frame = seenByPage["firstFrame"] as? Double {
             print("EventStreamTests: the player page fetched the playlist \(wait["playlistFetches"] ?? "?") times in \(Int(waited)) s and showed its first frame \(Int(frame - live)) ms after stream.live")
         }

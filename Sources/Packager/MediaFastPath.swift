@@ -5,17 +5,19 @@ import NIOCore
 import NIOHTTPTypes
 import Synchronization
 
-/// The hot path of the origin's HTTP/1.1 listener, below Hummingbird's router (issue 18): a part,
+/// The hot path of the origin's listeners, below Hummingbird's router (issue 18): a part,
 /// segment or init segment of a public stream, already in memory, asked for under its
 /// generation's directory (what master.m3u8 names) without a query, is answered right here on
 /// the connection's event loop, with the same bytes and headers the router would give, with no
 /// task, router or middleware in between. Everything else (playlists, blocking requests, media
 /// not out yet, private streams, DVR reads, HEAD) goes on to Hummingbird unchanged.
 ///
-/// It sits behind Hummingbird's connection-state handler, so keep-alive and the idle deadline
-/// see every request and answer. Answers keep the order of requests: while one handed on is
-/// unanswered, the next is handed on too (HTTP/1.1 pipelining). A request is answered once it
-/// has ended, as the router would.
+/// On an HTTP/1.1 connection it sits behind Hummingbird's connection-state handler, so keep-alive
+/// and the idle deadline see every request and answer. Answers keep the order of requests: while
+/// one handed on is unanswered, the next is handed on too (HTTP/1.1 pipelining). In an HTTP/2
+/// stream (the TLS listener) it sits in front of the stream's connection-state handler: the
+/// stream carries this one request and closes with its answer. A request is answered once it has
+/// ended, as the router would.
 final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart

@@ -186,12 +186,13 @@ public final class PackagerService: Service, Sendable {
             server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger, inFrontOfRouter: { [fastPath] in MediaFastPath(origin: fastPath) }),
             configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-packager", limits: config.httpLimits),
             logger: logger)
-        // The same origin over TLS, HTTP/2 where the client offers it (browsers do).
+        // The same origin over TLS, HTTP/2 where the client offers it (browsers do); each
+        // HTTP/2 stream has the hot path too.
         let secureApp = config.secureListener.flatMap { listener in
             tls.map { tls in
                 Application(
                     router: PackagerHTTP.router(store: store, settings: origin, gate: gate, viewers: viewers),
-                    server: .guardedHTTP2(tls: tls, limits: config.httpLimits, listener: "packager-https", logger: logger),
+                    server: .guardedHTTP2(tls: tls, limits: config.httpLimits, listener: "packager-https", logger: logger, inFrontOfRouter: { [fastPath] in MediaFastPath(origin: fastPath) }),
                     configuration: .guarded(host: config.httpHost, port: listener.port, serverName: "storecast-packager", limits: config.httpLimits),
                     logger: logger)
             }

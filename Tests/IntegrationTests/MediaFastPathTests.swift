@@ -1,4 +1,5 @@
 import Foundation
+import StorecastRuntime
 import Testing
 
 /// The origin's hot path (issue 18): media already in memory is answered below Hummingbird's
@@ -62,6 +63,65 @@ import Testing
             return metrics.split(separator: "\n").contains { $0.hasPrefix("storecast_packager_fast_path_answers_total") && ($0.split(separator: " ").last.flatMap { Double($0) } ?? 0) >= 4 }
         }
         #expect(counted, "the hot path's answers are counted: \(metrics.split(separator: "\n").filter { $0.contains("fast_path") })")
+        _ = await stack.stop()
+    }
+
+    /// Over TLS, each HTTP/2 stream has the hot path too: a part asked for over HTTP/2 gets the
+    /// router's status, bytes and headers, and is counted as the hot path's. HTTP/1.1 over TLS
+    /// (a client without h2 in ALPN) is left to the router, with keep-alive intact: the counter
+    /// counts exactly the HTTP/2 answers.
+    @Test func eachHTTP2StreamHasTheHotPath() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "hot2")
+        let pair = try SelfSignedCertificate.ensure(in: stack.logDirectory.appendingPathComponent("tls").path)
+        let httpsPort = try TestEnvironment.freePort()
+        try stack.start(packagerArguments: ["--https-port", "\(httpsPort)", "--tls-certificate", pair.certificate, "--tls-key", pair.key])
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
+        defer { publisher.stop(grace: 1) }
+        let stream = "\(stack.playbackBase)/live/shop/hot2"
+        var master = ""
+        let live = await StorecastStack.eventually(timeout: .seconds(30)) {
+            master = await TestEnvironment.httpText("\(stream)/master.m3u8")
+            return master.contains("#EXT-X-STREAM-INF")
+        }
+        #expect(live, "the show went live: \(master)\n\(stack.logs())")
+        let variant = try #require(master.firstMatch(of: /\n([0-9a-z]+\/[0-9a-z]+)\/index\.m3u8\n/).map { String($0.1) }, "\(master)")
+        let playlist = await TestEnvironment.httpText("\(stream)/\(variant)/index.m3u8")
+        let part = try #require(playlist.matches(of: /#EXT-X-PART:[^\n]*URI="(part-[0-9]+\.[0-9]+\.m4s)"/).last.map { String($0.1) }, "\(playlist)")
+        let base = "https://127.0.0.1:\(httpsPort)/live/shop/hot2/\(variant)"
+        let curl = try TestEnvironment.which("curl")
+        let scratch = stack.logDirectory.appendingPathComponent("h2-bodies")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        /// Status line and header fields (lowercased, without date) and the body, as curl got them.
+        func fetch(_ flag: String, _ file: String) async throws -> (head: [String], body: Data) {
+            let bodyFile = scratch.appendingPathComponent(UUID().uuidString).path
+            let (status, output) = try await ServiceProcess.run(curl, ["-sk", flag, "-D", "-", "-o", bodyFile, "\(base)/\(file)"])
+            #expect(status == 0, "curl \(flag) \(file): \(output)")
+            let head = output.split(separator: "\r\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.lowercased().hasPrefix("date:") }
+            return (head.map { $0.lowercased() }, (try? Data(contentsOf: URL(fileURLWithPath: bodyFile))) ?? Data())
+        }
+        var hotAnswers = 0
+        for file in ["init.mp4", part] {
+            let routed = try await fetch("--http2", "\(file)?via=router")  // caches the playback access
+            let hot = try await fetch("--http2", file)
+            hotAnswers += 1
+            #expect(hot.head.first == "http/2 200" && routed.head.first == "http/2 200", "\(file): \(hot.head) \(routed.head)")
+            #expect(hot.body == routed.body && !hot.body.isEmpty, "\(file): the same bytes (\(hot.body.count) and \(routed.body.count))")
+            #expect(hot.head.sorted() == routed.head.sorted(), "\(file): the same headers:\n\(hot.head)\n\(routed.head)")
+        }
+        // HTTP/1.1 over TLS: the same part twice on one kept-alive connection, from the router.
+        let (status, output) = try await ServiceProcess.run(curl, ["-sk", "--http1.1", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{http_version} %{http_code} %{num_connects}\n", "\(base)/\(part)", "\(base)/\(part)"])
+        #expect(status == 0 && output.split(separator: "\n") == ["1.1 200 1", "1.1 200 0"], "HTTP/1.1 over TLS, the connection kept alive: \(output)")
+
+        var metrics = ""
+        var answered = -1.0
+        let counted = await StorecastStack.eventually(timeout: .seconds(15)) {
+            metrics = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
+            answered = metrics.split(separator: "\n").first { $0.hasPrefix("storecast_packager_fast_path_answers_total") }.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } ?? -1
+            return answered >= Double(hotAnswers)
+        }
+        #expect(counted && answered == Double(hotAnswers), "the hot path answered the \(hotAnswers) HTTP/2 requests and nothing over HTTP/1.1: \(answered)")
         _ = await stack.stop()
     }
 

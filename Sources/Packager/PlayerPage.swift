@@ -249,12 +249,14 @@ enum PlayerPage {
           // as a gap (that media is gone for good: a restarted origin lists what it lost as
           // EXT-X-GAP segments, which hls.js mostly steps over by itself but can circle, trying
           // one rendition after another), 4 s otherwise (hls.js recovers a publisher's
-          // reconnect by itself).
+          // reconnect by itself). A video that reports enough data (readyState 3 or 4) and still
+          // does not move counts too: under CPU load, a player froze about 10 s at its start,
+          // of which 'waiting' covered only the last 5.8 s.
           let lastTime = -1, stuckSince = null, lastJump = -Infinity;
           setInterval(() => {
             const details = hls && hls.latestLevelDetails;
             const behind = details ? details.edge - video.currentTime : 0;
-            if (!hls || video.paused || video.currentTime === 0 || video.currentTime !== lastTime || video.readyState >= 3 || behind < 3) {
+            if (!hls || video.paused || video.currentTime === 0 || video.currentTime !== lastTime || behind < 3) {
               lastTime = video.currentTime; stuckSince = null; return;
             }
             stuckSince = stuckSince || performance.now();

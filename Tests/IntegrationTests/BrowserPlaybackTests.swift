@@ -114,7 +114,11 @@ import Testing
         let probe = """
             const v = document.getElementById('player'), h = window.storecastHls;
             return [v.currentTime, window.storecastPlayer || '', window.storecastErrors || 0, window.storecastStalls || [],
-                    h ? h.latency : -1, h ? h.lowLatencyMode : false, h && h.playingDate ? Date.now() - h.playingDate.getTime() : -1, h ? h.targetLatency : -1];
+                    h ? h.latency : -1, h ? h.lowLatencyMode : false, h && h.playingDate ? Date.now() - h.playingDate.getTime() : -1, h ? h.targetLatency : -1,
+                    // for a failure's message: what was buffered, what the playlist listed
+                    Array.from({length: v.buffered.length}, (_, i) => v.buffered.start(i).toFixed(2) + '-' + v.buffered.end(i).toFixed(2)).join(' '),
+                    v.readyState, h ? h.currentLevel : -1, window.storecastRecoveries || 0,
+                    h && h.latestLevelDetails ? h.latestLevelDetails.fragments.map(f => f.sn + ':' + f.start.toFixed(2) + (f.gap ? 'G' : '')).join(' ') : ''];
             """
         let started = await StorecastStack.eventually(timeout: .seconds(25)) {
             ((try? await browser.evaluate(probe) as? [Any])?.first as? NSNumber)?.doubleValue ?? 0 > 0
@@ -131,7 +135,7 @@ import Testing
         #expect((times.last ?? 0) - (times.first ?? 0) > 17, "currentTime advanced over 19 s: \(times)")
         #expect(samples.allSatisfy { ($0[2] as? NSNumber)?.intValue == 0 }, "no hls.js error: \(samples.last ?? [])")
         let stalls = (samples.last?[3] as? [NSNumber])?.map(\.doubleValue) ?? []
-        #expect(stalls.allSatisfy { $0 <= 1 }, "no stall over 1 s: \(stalls)")
+        #expect(stalls.allSatisfy { $0 <= 1 }, "no stall over 1 s: \(stalls); each second [time, latency, buffered, readyState, level, recoveries, fragments]: \(samples.map { [$0[0], $0[4]] + $0[8...] })\n\(stack.logs())")
         let latencies = samples.compactMap { ($0[4] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         let wall = samples.compactMap { ($0[6] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         #expect(!latencies.isEmpty, "hls.js reports its latency")

@@ -15,18 +15,8 @@ import Testing
         try await stack.waitUntilReady()
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
         defer { publisher.stop(grace: 1) }
-        let stream = "\(stack.playbackBase)/live/shop/hot"
-        var master = ""
-        let live = await StorecastStack.eventually(timeout: .seconds(30)) {
-            master = await TestEnvironment.httpText("\(stream)/master.m3u8")
-            return master.contains("#EXT-X-STREAM-INF")
-        }
-        #expect(live, "the show went live: \(master)\n\(stack.logs())")
-        let variant = try #require(master.firstMatch(of: /\n([0-9a-z]+\/[0-9a-z]+)\/index\.m3u8\n/).map { String($0.1) }, "\(master)")
-        let base = "\(stream)/\(variant)"
-        let playlist = await TestEnvironment.httpText("\(base)/index.m3u8")
-        // The newest whole part (not the preload hint's, which the router would hold and stream).
-        let part = try #require(playlist.matches(of: /#EXT-X-PART:[^\n]*URI="(part-[0-9]+\.[0-9]+\.m4s)"/).last.map { String($0.1) }, "\(playlist)")
+        let (variant, part) = try await Self.livePart(stack, stream: "hot")
+        let base = "\(stack.playbackBase)/live/shop/hot/\(variant)"
 
         for file in ["init.mp4", part] {
             // The router's answer first: it reads the playback access, which the hot path then
@@ -79,16 +69,7 @@ import Testing
         try await stack.waitUntilReady()
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
         defer { publisher.stop(grace: 1) }
-        let stream = "\(stack.playbackBase)/live/shop/hot2"
-        var master = ""
-        let live = await StorecastStack.eventually(timeout: .seconds(30)) {
-            master = await TestEnvironment.httpText("\(stream)/master.m3u8")
-            return master.contains("#EXT-X-STREAM-INF")
-        }
-        #expect(live, "the show went live: \(master)\n\(stack.logs())")
-        let variant = try #require(master.firstMatch(of: /\n([0-9a-z]+\/[0-9a-z]+)\/index\.m3u8\n/).map { String($0.1) }, "\(master)")
-        let playlist = await TestEnvironment.httpText("\(stream)/\(variant)/index.m3u8")
-        let part = try #require(playlist.matches(of: /#EXT-X-PART:[^\n]*URI="(part-[0-9]+\.[0-9]+\.m4s)"/).last.map { String($0.1) }, "\(playlist)")
+        let (variant, part) = try await Self.livePart(stack, stream: "hot2")
         let base = "https://127.0.0.1:\(httpsPort)/live/shop/hot2/\(variant)"
         let curl = try TestEnvironment.which("curl")
         let scratch = stack.logDirectory.appendingPathComponent("h2-bodies")
@@ -123,6 +104,23 @@ import Testing
         }
         #expect(counted && answered == Double(hotAnswers), "the hot path answered the \(hotAnswers) HTTP/2 requests and nothing over HTTP/1.1: \(answered)")
         _ = await stack.stop()
+    }
+
+    /// Once shop's `stream` is live over plain HTTP: its first variant's directory
+    /// (`GENERATION/RENDITION`) and the newest whole part in it (not the preload hint's, which
+    /// the router would hold and stream).
+    static func livePart(_ stack: StorecastStack, stream: String) async throws -> (variant: String, part: String) {
+        let url = "\(stack.playbackBase)/live/shop/\(stream)"
+        var master = ""
+        let live = await StorecastStack.eventually(timeout: .seconds(30)) {
+            master = await TestEnvironment.httpText("\(url)/master.m3u8")
+            return master.contains("#EXT-X-STREAM-INF")
+        }
+        #expect(live, "the show went live: \(master)\n\(stack.logs())")
+        let variant = try #require(master.firstMatch(of: /\n([0-9a-z]+\/[0-9a-z]+)\/index\.m3u8\n/).map { String($0.1) }, "\(master)")
+        let playlist = await TestEnvironment.httpText("\(url)/\(variant)/index.m3u8")
+        let part = try #require(playlist.matches(of: /#EXT-X-PART:[^\n]*URI="(part-[0-9]+\.[0-9]+\.m4s)"/).last.map { String($0.1) }, "\(playlist)")
+        return (variant, part)
     }
 
     /// Status and Content-Type of each HTTP/1.1 response in `bytes`, in order (Content-Length bodies).

@@ -11,9 +11,10 @@ extension PlayerPage {
     ///
     /// `storecastLowLatency` is the hls.js configuration both pages start from. Each stall makes
     /// hls.js add `liveSyncOnStallIncrease` to its target latency for the rest of the session
-    /// (1 s by default, up to a target duration). One 0.3 s stall at startup on a busy phone
-    /// would then keep a shopper 1.6 s behind for the whole show (seen in CI); the pages add
-    /// 0.2 s a stall, so a player that keeps stalling still backs off, a target duration at most.
+    /// (1 s by default, up to a target duration). One 0.3 s stall at startup on a busy device
+    /// then keeps a shopper 1.6 s behind for the whole show (seen in CI, on a loaded machine);
+    /// the pages add 0.2 s a stall, so a player that keeps stalling still backs off, by a target
+    /// duration at most.
     static let liveCatchUpScript = """
         const storecastLowLatency = { lowLatencyMode: true, maxLiveSyncPlaybackRate: 1, liveSyncOnStallIncrease: 0.2 };
         function storecastCatchUpRate(latency, target, ahead) {

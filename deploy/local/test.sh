@@ -38,8 +38,8 @@ fi
 # beside the media suites, from the same test binary, at a lower CPU priority: the media tests'
 # timing stays theirs, and these use what they leave idle. (WebhookTests once got a show's events
 # out of order here: the dispatcher then sent two of an endpoint's deliveries side by side, which
-# it no longer does.) The parsers' fuzzing runs beside them too, at the
-# lowest priority (it is bounded in wall time; an idle core gives it its runs).
+# it no longer does.) The parsers' fuzzing runs beside them too, at the lowest priority (it is
+# bounded in wall time; an idle core gives it its runs).
 # The side process takes its ports from a range below the kernel's ephemeral ones (where the
 # main process gets its own), so the two never start servers on one port.
 side='APIContractTests|TenantAPITests|PostgresCatalogTests|KubernetesManifestTests|ClusterKeysTests|WebhookTests'

@@ -3,11 +3,11 @@
 # matching fast start become the default only if hls.js holds them without stalls for 10 min).
 # The whole stack via `storecast dev` (release build; CONFIG=debug to use the debug one), ladder
 # 360p, the player page with hls.js in low-latency mode (bench/hlsjs_soak.py).
-#   bench/hlsjs_soak.sh [MINUTES] [PART_TARGET] [FAST_START]     (default 10, 0.2, 0.6)
+#   bench/hlsjs_soak.sh [MINUTES] [PART_TARGET] [FAST_START]     (default 10, 0.2, 0.4)
 # Needs: ffmpeg postgresql chromium chromium-driver (apt); hls.js from deploy/local/test-tools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MINUTES="${1:-10}"; PART="${2:-0.2}"; FAST="${3:-0.6}"; CONFIG="${CONFIG:-release}"
+MINUTES="${1:-10}"; PART="${2:-0.2}"; FAST="${3:-0.4}"; CONFIG="${CONFIG:-release}"
 for tool in ffmpeg chromium chromedriver; do command -v $tool >/dev/null || { echo "hlsjs_soak: $tool is missing (deploy/local/install-system-packages.sh --test)" >&2; exit 1; }; done
 [[ -s .build/test-tools/hls.js ]] || { echo "hlsjs_soak: hls.js is missing (deploy/local/test-tools.sh)" >&2; exit 1; }
 out="bench/out"; mkdir -p "$out"

@@ -3,12 +3,12 @@
 # Storecast stack (release build, `storecast dev`, ladder 360p), a fresh stream per run, the
 # player page opened in headless Chromium 2 s before the publisher starts, native HLS and hls.js.
 #   bench/show_start.sh [RUNS] [FAST_START] [PART_TARGET]     (default 3 per player; the
-#   transcoder's --fast-start, default 0.6 s, 0 turns it off, to compare; the packager's
+#   transcoder's --fast-start, default 0.4 s, 0 turns it off, to compare; the packager's
 #   --part-target, default 0.2 s: PART-HOLD-BACK is three of them)
 # Needs: ffmpeg postgresql chromium chromium-driver (apt); hls.js from deploy/local/test-tools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS="${1:-3}"; FAST="${2:-0.6}"; PART="${3:-0.2}"
+RUNS="${1:-3}"; FAST="${2:-0.4}"; PART="${3:-0.2}"
 out="bench/out"; mkdir -p "$out"
 if [[ -z "${SKIP_BUILD:-}" ]]; then swift build -c release >&2; fi
 run="$PWD/$out/show-start-run"; rm -rf "$run"

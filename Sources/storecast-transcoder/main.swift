@@ -19,7 +19,7 @@ struct TranscoderCommand: AsyncParsableCommand {
     @Option(help: "Worker id (unique per worker).") var node: String?
     @Option(help: "Seconds SIGTERM waits for ingest to move this worker's streams to other workers.") var drainTimeout: Double = 10
     @Option(help: "Seconds of stream time between JPEG previews for the feed (0 turns them off).") var thumbnailInterval: Double = 5
-    @Option(help: "Seconds after a stream's first keyframe to one extra keyframe in every rung, so its first segment is that short and players waiting for the show start about a GOP sooner; the default, 0.6 s, is PART-HOLD-BACK at the packager's default 0.2 s part target, where LL-HLS players start (0 turns it off; at or past the GOP it does nothing).") var fastStart: Double = 0.6
+    @Option(help: "Seconds after a stream's first keyframe to one extra keyframe in every rung, so its first segment is that short and players waiting for the show start about a GOP sooner; the default, 0.4 s, is two of the packager's default 0.2 s parts, the shortest first segment hls.js loads part by part (0 turns it off; at or past the GOP it does nothing).") var fastStart: Double = 0.4
     @Option(help: "What each rung scales from: source (default; sharper small rungs) or rung (the nearest larger one).") var scaleFrom = "source"
     @Flag(help: "Also pass the publisher's H.264 through as a 'source' rendition.") var sourceRung = false
     @Option(help: "JPEG shown while a publisher sends no video (default: the last frame, dimmed).") var slateImage: String?

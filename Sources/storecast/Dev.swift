@@ -19,7 +19,7 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Comma-separated rungs (default: every rung that fits the source).") var rungs = ""
     @Option(help: "x264 preset for the transcoder.") var preset = "veryfast"
     @Option(help: "1080p30 sources the transcoder takes at once (a source costs its pixel rate: 720p30 0.44 of a slot).") var slots = 2
-    @Option(help: "The transcoder's fast start in seconds (0: off; see storecast-transcoder --help).") var fastStart: Double = 0.6
+    @Option(help: "The transcoder's fast start in seconds (0: off; see storecast-transcoder --help).") var fastStart: Double = 0.4
     @Option(help: "The packager's LL-HLS part target in seconds (0.2 to 0.5; 0: plain HLS).") var partTarget: Double = 0.2
     @Option(help: "Host name printed in URLs.") var publicHost = "127.0.0.1"
     @Flag(help: "Also pass the publisher's H.264 through as a `source` rendition (no transcoding).") var sourceRung = false

@@ -305,12 +305,12 @@ enum PackagerHTTP {
         notModified(request, etag: rendered.etag, cache: cache) ?? bytes(rendered.bytes, type: playlistType, cache: cache, etag: rendered.etag)
     }
 
-    /// 304 when the request's If-None-Match names `etag`.
     /// Whether an If-None-Match field names `etag` (a list of tags, comma-separated).
     static func matches(ifNoneMatch field: String?, etag: String) -> Bool {
         field?.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag } ?? false
     }
 
+    /// 304 when the request's If-None-Match names `etag`.
     private static func notModified(_ request: Request, etag: String, cache: String) -> Response? {
         guard matches(ifNoneMatch: request.headers[.ifNoneMatch], etag: etag) else { return nil }
         var headers = HTTPFields()

@@ -3,6 +3,7 @@ import ConnectionBudget
 import Hummingbird
 import Logging
 import Metrics
+import NIOCore
 import PostgresClient
 import StorecastRuntime
 import ServiceLifecycle
@@ -180,10 +181,11 @@ public final class PackagerService: Service, Sendable {
         origin.trustedProxies = config.trustedProxies
         let gate = PlaybackGate(store: database.map(PlaybackAccessStore.init(database:)))
         let fastPath = MediaFastPath.Origin(store: store, gate: gate, viewers: viewers, trustedProxies: config.trustedProxies, serverName: "storecast-packager")
+        let hotPath: @Sendable () -> any ChannelHandler = { MediaFastPath(origin: fastPath) }
         let app = Application(
             router: PackagerHTTP.router(store: store, settings: origin, gate: gate, viewers: viewers),
             // Media already in memory is answered below the router (MediaFastPath).
-            server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger, inFrontOfRouter: { [fastPath] in MediaFastPath(origin: fastPath) }),
+            server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger, inFrontOfRouter: hotPath),
             configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-packager", limits: config.httpLimits),
             logger: logger)
         // The same origin over TLS, HTTP/2 where the client offers it (browsers do); each
@@ -192,7 +194,7 @@ public final class PackagerService: Service, Sendable {
             tls.map { tls in
                 Application(
                     router: PackagerHTTP.router(store: store, settings: origin, gate: gate, viewers: viewers),
-                    server: .guardedHTTP2(tls: tls, limits: config.httpLimits, listener: "packager-https", logger: logger, inFrontOfRouter: { [fastPath] in MediaFastPath(origin: fastPath) }),
+                    server: .guardedHTTP2(tls: tls, limits: config.httpLimits, listener: "packager-https", logger: logger, inFrontOfRouter: hotPath),
                     configuration: .guarded(host: config.httpHost, port: listener.port, serverName: "storecast-packager", limits: config.httpLimits),
                     logger: logger)
             }

@@ -9,15 +9,10 @@ import Hummingbird
 /// no `Vary: Origin` is needed and one cached copy serves every page. Hummingbird's
 /// `CORSMiddleware` answers only requests that carry `Origin`, which is the bug this replaces.
 struct PublicCORSMiddleware<Context: RequestContext>: RouterMiddleware {
-    /// What every answer (errors included) carries. `Timing-Allow-Origin` lets a page on
-    /// another origin read its requests' timings and protocol (Resource Timing), as a player's
-    /// analytics do, and as the HTTP/2 test reads `nextHopProtocol`.
-    static var headers: HTTPFields { PublicCORS.headers }
-
     /// What a preflight (`OPTIONS`) is answered with: any origin, the methods and request headers
     /// a player sends, cached by the browser for a day.
     static var preflightHeaders: HTTPFields {
-        var h = headers
+        var h = PublicCORS.headers
         h[.accessControlAllowMethods] = "GET, HEAD, OPTIONS"
         h[.accessControlAllowHeaders] = "Content-Type, Range, If-None-Match"
         h[.accessControlMaxAge] = "86400"
@@ -33,14 +28,16 @@ struct PublicCORSMiddleware<Context: RequestContext>: RouterMiddleware {
             // Errors too: a cached 404 without the header would read as a network failure.
             response = try error.response(from: request, context: context)
         }
-        for field in Self.headers { response.headers[field.name] = field.value }
+        for field in PublicCORS.headers { response.headers[field.name] = field.value }
         response.headers.markVaryingFieldsNotIndexed()
         return response
     }
 }
 
-/// ``PublicCORSMiddleware``'s fields, made once (a generic type cannot store them); the origin's
-/// hot path (``MediaFastPath``) sends the same.
+/// What every answer (errors included) carries, from ``PublicCORSMiddleware`` and the origin's
+/// hot path (``MediaFastPath``) alike; made once, as a generic type cannot store it.
+/// `Timing-Allow-Origin` lets a page on another origin read its requests' timings and protocol
+/// (Resource Timing), as a player's analytics do, and as the HTTP/2 test reads `nextHopProtocol`.
 enum PublicCORS {
     static let headers: HTTPFields = [.accessControlAllowOrigin: "*", .accessControlExposeHeaders: "ETag, Content-Length, Date", HTTPField.Name("Timing-Allow-Origin")!: "*"]
 }

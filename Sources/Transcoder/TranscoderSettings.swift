@@ -31,8 +31,8 @@ public struct TranscoderSettings: Sendable, Equatable {
     /// the first segment is out (`master.m3u8` waits for it). hls.js loads a live segment part by
     /// part only when the segment it moves to ends at least a part after the playlist's first
     /// part; after a one-part first segment (0.2 s) it waited for the whole second one and froze
-    /// about 1.2 s right after its first frame. 0.4 s showed the first frame 0.94 s after the publisher's
-    /// media time 0, against 1.14 s at 0.6 s, with no stall (docs/benchmarks.md).
+    /// about 1.2 s right after its first frame. 0.4 s showed the first frame 0.94 s after the
+    /// publisher's media time 0, against 1.14 s at 0.6 s, with no stall (docs/benchmarks.md).
     public var fastStart: Double? = 0.4
     /// Rungs from a ladder profile; replaces the field ladder (and `rungs`) when set.
     public var profileLadder: RenditionLadder?

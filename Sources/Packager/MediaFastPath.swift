@@ -94,14 +94,16 @@ final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.date] = HTTPDate.now()
         fields[.server] = origin.serverName
         let session = ViewerAccountingMiddleware.session(request.headerFields, peer: remote?.ipAddress, trustedProxies: origin.trustedProxies)
-        if PackagerHTTP.matches(ifNoneMatch: request.headerFields[.ifNoneMatch], etag: etag) {
-            origin.viewers.served(stream: key, session: session, bytes: 0)
-            return (HTTPResponse(status: .notModified, headerFields: fields), nil)
+        let notModified = PackagerHTTP.matches(ifNoneMatch: request.headerFields[.ifNoneMatch], etag: etag)
+        if !notModified {
+            fields[.contentType] = type
+            fields[.contentLength] = String(data.count)
         }
-        fields[.contentType] = type
-        fields[.contentLength] = String(data.count)
-        origin.viewers.served(stream: key, session: session, bytes: data.count)
-        return (HTTPResponse(status: .ok, headerFields: fields), ByteBuffer(bytes: data))
+        // As the router's answers (PublicCORSMiddleware): over HTTP/2, ETag and length indexed
+        // would fill the connection's HPACK table and slow every answer.
+        fields.markVaryingFieldsNotIndexed()
+        origin.viewers.served(stream: key, session: session, bytes: notModified ? 0 : data.count)
+        return notModified ? (HTTPResponse(status: .notModified, headerFields: fields), nil) : (HTTPResponse(status: .ok, headerFields: fields), ByteBuffer(bytes: data))
     }
 }
 

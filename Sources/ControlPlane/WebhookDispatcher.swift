@@ -1,14 +1,12 @@
+import AsyncHTTPClient
 import Dispatch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import Metrics
+import NIOCore
 import PostgresClient
 import ServiceLifecycle
 import StorecastRuntime
-import Synchronization
 
 /// Sends tenants' webhook events (issue 16), in the API process: takes due deliveries from
 /// PostgreSQL (held 60 s each, up to two per endpoint, and none of an endpoint with one in
@@ -17,7 +15,9 @@ import Synchronization
 /// the order the events happened (a retry waits on its schedule; later events do not wait for
 /// it), posts each with Standard Webhooks' headers and a 15 s deadline,
 /// follows no redirect, refuses internal addresses (``NetworkAddressPolicy``) unless the operator
-/// allows them, and records what ``WebhookRetryPolicy`` decides. On SIGTERM it stops taking work
+/// allows them, connects to the very address it checked (async-http-client's `dnsOverride`: a
+/// name that resolves elsewhere the second time, DNS rebinding, is never asked again), and
+/// records what ``WebhookRetryPolicy`` decides. On SIGTERM it stops taking work
 /// and lets the attempts in flight finish.
 public struct WebhookDispatcher: Service {
     public struct Settings: Sendable {
@@ -28,6 +28,8 @@ public struct WebhookDispatcher: Service {
         /// How long an attempt holds its delivery (seconds): DNS, the 15 s deadline and a margin;
         /// a killed API's deliveries are taken again after it.
         public var holdSeconds = 60
+        /// Resolves an endpoint's host (getaddrinfo; tests give a name of their own).
+        public var resolve: @Sendable (String) -> [String] = NetworkAddressPolicy.resolve
         public init() {}
     }
 
@@ -46,13 +48,6 @@ public struct WebhookDispatcher: Service {
         self.settings = settings
         self.logger = logger
     }
-
-    private let configuration: URLSessionConfiguration = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Double(WebhookRetryPolicy.timeout.components.seconds)
-        configuration.timeoutIntervalForResource = Double(WebhookRetryPolicy.timeout.components.seconds)
-        return configuration
-    }()
 
     public func run() async throws {
         let hold = max(20, settings.holdSeconds)
@@ -92,25 +87,25 @@ public struct WebhookDispatcher: Service {
         let body = Array(delivery.body.utf8)
         var status: Int?
         let outcome: WebhookRetryPolicy.Outcome
-        if let refusal = await Self.offThePool({ [settings] in NetworkAddressPolicy.refusal(of: delivery.url, allowInternal: settings.allowInternalAddresses) }) {
-            outcome = .failed("not sent: \(refusal)")
-        } else {
-            var request = URLRequest(url: URL(string: delivery.url)!)
-            request.httpMethod = "POST"
-            request.httpBody = Data(body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.setValue("Storecast-Webhooks/1", forHTTPHeaderField: "User-Agent")
+        switch await Self.offThePool({ [settings] in NetworkAddressPolicy.verdict(for: delivery.url, allowInternal: settings.allowInternalAddresses, resolve: settings.resolve) }) {
+        case .refused(let why):
+            outcome = .failed("not sent: \(why)")
+        case .connect(let host, let address):
+            var request = HTTPClientRequest(url: delivery.url)
+            request.method = .POST
+            request.body = .bytes(body)
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "User-Agent", value: "Storecast-Webhooks/1")
             let timestamp = Int64(Date().timeIntervalSince1970)
             for (name, value) in WebhookSignature.headers(id: delivery.messageID, timestamp: timestamp, body: body, secrets: delivery.secrets) {
-                request.setValue(value, forHTTPHeaderField: name)
+                request.headers.add(name: name, value: value)
             }
-            switch await ResponseHead.fetch(request, configuration: configuration) {
-            case .success(let http):
-                status = http.statusCode
-                let retryAfter = http.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init).map { Duration.seconds(max(0, $0)) }
-                outcome = .answered(status: http.statusCode, retryAfter: retryAfter)
+            switch await Self.post(request, to: address, askingFor: host) {
+            case .success(let answer):
+                status = answer.status
+                outcome = .answered(status: answer.status, retryAfter: answer.retryAfter)
             case .failure(let error):
-                outcome = .failed("no answer: \(error.localizedDescription)")
+                outcome = .failed("no answer: \(error)")
             }
         }
         let decision = WebhookRetryPolicy(scale: settings.retryScale).decide(attempt: delivery.attempts + 1, outcome: outcome, jitter: .random(in: 0...1))
@@ -147,45 +142,26 @@ public struct WebhookDispatcher: Service {
         }
     }
 
-    /// One POST whose answer is read as far as its status and headers: the body is never
-    /// downloaded (a receiver cannot fill the API's memory), and a redirect is not followed.
-    final class ResponseHead: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-        private let done: Mutex<CheckedContinuation<Result<HTTPURLResponse, any Error>, Never>?>
-        private let head = Mutex<HTTPURLResponse?>(nil)
-
-        private init(_ continuation: CheckedContinuation<Result<HTTPURLResponse, any Error>, Never>) {
-            done = Mutex(continuation)
+    /// The status and `Retry-After` of one POST, sent to `address` for `host` (the Host field and
+    /// the TLS name stay the URL's), within ``WebhookRetryPolicy/timeout``, following no redirect.
+    /// At most 64 KiB of the answer's body is read, and only until the deadline: a receiver can
+    /// neither fill the API's memory nor hold a delivery past it.
+    static func post(_ request: HTTPClientRequest, to address: String, askingFor host: String) async -> Result<(status: Int, retryAfter: Duration?), any Error> {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.dnsOverride = [host: address]
+        configuration.connectionPool = .init(idleTimeout: .seconds(1))
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let result: Result<(status: Int, retryAfter: Duration?), any Error>
+        do {
+            let deadline = NIODeadline.now() + .seconds(WebhookRetryPolicy.timeout.components.seconds)
+            let response = try await client.execute(request, deadline: deadline)
+            let retryAfter = response.headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds(max(0, $0)) }
+            result = .success((Int(response.status.code), retryAfter))
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+        } catch {
+            result = .failure(error)
         }
-
-        static func fetch(_ request: URLRequest, configuration: URLSessionConfiguration) async -> Result<HTTPURLResponse, any Error> {
-            await withCheckedContinuation { continuation in
-                let delegate = ResponseHead(continuation)
-                let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-                session.dataTask(with: request).resume()
-                session.finishTasksAndInvalidate()
-            }
-        }
-
-        private func finish(_ result: Result<HTTPURLResponse, any Error>) {
-            done.withLock { c in c?.resume(returning: result); c = nil }
-        }
-
-        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-            if let http = response as? HTTPURLResponse {
-                head.withLock { $0 = http }
-                finish(.success(http))
-            }
-            completionHandler(.cancel)
-        }
-
-        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-            completionHandler(nil)
-        }
-
-        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-            if let http = head.withLock({ $0 }) { finish(.success(http)) } else if let error { finish(.failure(error)) } else if let http = task.response as? HTTPURLResponse { finish(.success(http)) } else {
-                finish(.failure(URLError(.badServerResponse)))
-            }
-        }
+        try? await client.shutdown()
+        return result
     }
 }

@@ -68,21 +68,36 @@ public enum NetworkAddressPolicy {
         return out
     }
 
-    /// Why `url` may not receive webhooks, or nil when it may: not http(s), no host, a host that
-    /// does not resolve, or one that resolves to an internal address (unless `allowInternal`).
-    /// Resolves the host (blocks).
-    public static func refusal(of url: String, allowInternal: Bool) -> String? {
+    /// Where a webhook for a URL goes: the one address a sender connects to, or why it may not.
+    public enum Verdict: Equatable, Sendable {
+        /// Connect to `address` (checked), asking for `host` (HTTP Host, TLS name).
+        case connect(host: String, address: String)
+        case refused(String)
+    }
+
+    /// Where a webhook for `url` may go: http(s) with a host and no credentials, resolved once
+    /// with `resolve`, every address public (unless `allowInternal`); the sender then connects to
+    /// the first of those addresses and resolves nothing again. A host that resolves to a public
+    /// address for the check and to an internal one for the connection (DNS rebinding) therefore
+    /// cannot reach the operator's networks. Resolves the host (blocks).
+    public static func verdict(for url: String, allowInternal: Bool, resolve: (String) -> [String] = resolve) -> Verdict {
         guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = u.host, !host.isEmpty else {
-            return "the URL must be http:// or https:// with a host"
+            return .refused("the URL must be http:// or https:// with a host")
         }
-        guard u.user == nil, u.password == nil else { return "the URL may not carry a user or password" }
-        guard !allowInternal else { return nil }
+        guard u.user == nil, u.password == nil else { return .refused("the URL may not carry a user or password") }
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         let addresses = resolve(bare)
-        guard !addresses.isEmpty else { return "\(host) does not resolve" }
-        if let inside = addresses.first(where: isInternal) {
-            return "\(host) resolves to \(inside), inside the operator's networks; webhooks go to public addresses only"
+        guard let first = addresses.first else { return .refused("\(host) does not resolve") }
+        if !allowInternal, let inside = addresses.first(where: isInternal) {
+            return .refused("\(host) resolves to \(inside), inside the operator's networks; webhooks go to public addresses only")
         }
+        return .connect(host: bare, address: first)
+    }
+
+    /// Why `url` may not receive webhooks, or nil when it may (``verdict(for:allowInternal:resolve:)``;
+    /// with `allowInternal`, the URL's form only: a development host need not resolve yet).
+    public static func refusal(of url: String, allowInternal: Bool) -> String? {
+        if case .refused(let why) = verdict(for: url, allowInternal: allowInternal, resolve: allowInternal ? { [$0] } : resolve) { return why }
         return nil
     }
 }

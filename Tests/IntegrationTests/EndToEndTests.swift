@@ -532,7 +532,7 @@ import Testing
 
 extension Double {
     func rounded(toPlaces places: Int) -> Double {
-        let scale = pow(10, Double(places))
+        let scale = Foundation.pow(10, Double(places))
         return (self * scale).rounded() / scale
     }
 }

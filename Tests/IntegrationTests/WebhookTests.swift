@@ -1,5 +1,8 @@
+import ControlPlane
 import Foundation
+import Logging
 import PostgresClient
+import Synchronization
 import StorecastRuntime
 import Testing
 
@@ -183,6 +186,53 @@ import Testing
         let bad = await api.call("POST", "/v1/tenants/shop/webhooks", json: #"{"url":"https://example.com/hook","eventTypes":["stream.exploded"]}"#, token: key.text)
         #expect(bad.status == 400 && bad.body.contains(#""field":"eventTypes""#), "\(bad.status) \(bad.body)")
         #expect(try await api.db.execute("SELECT count(*) AS n FROM webhook_endpoints").value(0, "n") == "0")
+    }
+
+    /// DNS rebinding: a name that resolves to a public address when it is checked and to an
+    /// internal one when the sender connects. The dispatcher resolves once per attempt and
+    /// connects to the address it checked. The endpoint's name here is one the system resolver
+    /// does not know, so the delivery can only arrive if the sender used the checked address
+    /// (the test's resolver stands in for DNS; the receiver, PostgreSQL and HTTP are real). The
+    /// Host field still carries the endpoint's name. The same name resolving inside the
+    /// operator's networks, with the default policy, is refused before any connection.
+    @Test func aDeliveryGoesToTheAddressThatWasCheckedAndIsNotResolvedAgain() async throws {
+        let api = try await TenantAPITests.API(arguments: ["--webhook-allow-private-networks"])
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        let receiver = try Receiver(logDirectory: api.stack.logDirectory)
+        defer { receiver.process?.stop() }
+        let name = "hooks.rebinding.invalid"
+        #expect(NetworkAddressPolicy.resolve(name).isEmpty, "the system resolver does not know \(name)")
+        let endpoint = try await Self.endpoint(api.base, tenant: "shop", url: "http://\(name):\(receiver.port)/hook")
+        try await receiver.start(secret: endpoint.secret)
+        api.process.stop()  // its own dispatcher would take the delivery; this test runs one in-process
+        let lookups = Mutex<[String]>([])
+        func dispatch(allowInternal: Bool) async throws {
+            var settings = WebhookDispatcher.Settings()
+            settings.allowInternalAddresses = allowInternal
+            settings.resolve = { host in lookups.withLock { $0.append(host) }; return host == name ? ["127.0.0.1"] : [] }
+            let dispatcher = WebhookDispatcher(database: api.db, settings: settings, logger: Logger(label: "test-webhooks"))
+            _ = try await api.db.execute("SELECT storecast_emit(id, 'stream.live', '{}'::jsonb) FROM tenants")
+            let run = Task { try await dispatcher.run() }
+            _ = await StorecastStack.eventually(timeout: .seconds(10)) {
+                (try? await api.db.execute("SELECT count(*) AS n FROM webhook_deliveries WHERE attempts = 0").value(0, "n")) == "0"
+            }
+            run.cancel()
+            _ = try? await run.value
+        }
+
+        try await dispatch(allowInternal: false)
+        let refused = try await api.db.execute("SELECT last_error FROM webhook_deliveries")
+        #expect(refused.value(0, "last_error")?.contains("resolves to 127.0.0.1, inside the operator's networks") == true, "\(refused.rows)")
+        #expect(receiver.requests.isEmpty, "nothing reached the receiver: \(receiver.requests)")
+        #expect(lookups.withLock { $0 } == [name], "one lookup for the one attempt")
+
+        lookups.withLock { $0 = [] }
+        _ = try await api.db.execute("UPDATE webhook_deliveries SET state = 'failed'")  // its retry is not this phase's
+        try await dispatch(allowInternal: true)
+        let got = receiver.requests.filter { $0["answer"] as? Int == 200 }
+        #expect(got.count == 1 && got.first?["host"] as? String == "\(name):\(receiver.port)", "delivered to the checked address, asking for the endpoint's name: \(receiver.requests)")
+        #expect(lookups.withLock { $0 } == [name], "the sender resolved the name once, for the check, and not again to connect: \(lookups.withLock { $0 })")
     }
 
     /// The outbox does not grow for good: events older than 30 days go, unless something of

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A tenant's webhook receiver for Storecast's tests: verifies every request with the Standard
 Webhooks library (PyPI `standardwebhooks`) and appends one JSON line per request to LOG:
-{"id", "type", "verified", "signatures", "path", "answer"}.
+{"id", "type", "verified", "signatures", "path", "host", "answer"}.
 
 Usage: webhook_receiver.py PORT SECRET LOG [--fail-first N] [--hold-first SECONDS]
   --fail-first N      answer 500 to the first N requests of each webhook-id, then 200
@@ -45,7 +45,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             answer = 200
         entry = {"id": mid, "type": payload.get("type"), "data": payload.get("data"), "verified": verified,
-                 "signatures": len(headers.get("webhook-signature", "").split()), "path": self.path, "answer": answer, "n": n}
+                 "signatures": len(headers.get("webhook-signature", "").split()), "path": self.path, "host": headers.get("host"), "answer": answer, "n": n}
         if n == 1 and args.hold_first > 0:
             with open(args.log, "a") as f:
                 f.write(json.dumps(dict(entry, answer="holding")) + "\n")

@@ -8,8 +8,10 @@
 ///   its player destroyed, and its requests stop.
 /// - The feed is read again every 5 s (it is cacheable for 5 s): ended shows drop out without a
 ///   reload, and new ones join at the end.
+/// - A playing player whose hls.js starves (stops loading; see ``PlayerPage``) gets a new one.
 /// - For tests and benchmarks the page records each swipe's time from the swipe to the next
-///   show's first frame (`requestVideoFrameCallback`), and the most players ever alive.
+///   show's first frame (`requestVideoFrameCallback`), the most players ever alive, and the
+///   players started again.
 enum FeedPage {
     static func html(tenant: String, feedURL: String, hlsJSURL: String?) -> String {
         let hls = hlsJSURL.map { "<script src=\"\(PlayerPage.escape($0))\"></script>" } ?? ""
@@ -41,7 +43,8 @@ enum FeedPage {
         let shows = [], index = 0;
         const slides = new Map();   // stream -> {el, show}
         const players = new Map();  // stream -> {video, hls}
-        window.storecastFeed = { swipes: [], maxPlayers: 0, destroyed: [], shows: () => shows.map(s => s.stream), players: () => [...players.keys()] };
+        window.storecastFeed = { swipes: [], maxPlayers: 0, destroyed: [], recoveries: 0, shows: () => shows.map(s => s.stream), players: () => [...players.keys()],
+          hlsOf: (stream) => players.has(stream) ? players.get(stream).hls : null, videoOf: (stream) => players.has(stream) ? players.get(stream).video : null };
 
         function slideFor(show) {
           let s = slides.get(show.stream);
@@ -86,6 +89,24 @@ enum FeedPage {
           if ('requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(onFrame);
         }
 
+        // Preloading: about a part ahead, not more (the buffer grows once it plays). A playing
+        // player that starves (hls.js stopped loading; see the player page) gets a new hls.js.
+        function attachHls(p, url, play) {
+          const hls = new Hls({ ...storecastLowLatency, maxBufferLength: play ? 4 : 1, maxMaxBufferLength: play ? 30 : 1, backBufferLength: 4 });
+          hls.loadSource(url);
+          hls.attachMedia(p.video);
+          p.hls = hls;
+          p.catchUp = storecastCatchUp(hls, p.video);
+          p.watch = storecastRestartWhenStarved(hls, p.video, () => {
+            if (players.get(p.stream) !== p || p.hls !== hls) return;
+            window.storecastFeed.recoveries++;
+            clearInterval(p.catchUp);
+            hls.destroy();
+            attachHls(p, url, true);
+            p.video.play().catch(() => {});
+          });
+        }
+
         function startPlayer(show, play) {
           let p = players.get(show.stream);
           if (!p) {
@@ -93,16 +114,8 @@ enum FeedPage {
             video.muted = true; video.playsInline = true; video.preload = 'auto';
             video.style.opacity = '0';
             slides.get(show.stream).el.insertBefore(video, slides.get(show.stream).el.querySelector('.meta'));
-            let hls = null;
-            if (useHlsJS) {
-              // Preloading: about a part ahead, not more (the buffer grows once it plays).
-              hls = new Hls({ ...storecastLowLatency, maxBufferLength: play ? 4 : 1, maxMaxBufferLength: play ? 30 : 1, backBufferLength: 4 });
-              hls.loadSource(show.playbackUrl);
-              hls.attachMedia(video);
-            } else {
-              video.src = show.playbackUrl;
-            }
-            p = { video, hls, stream: show.stream, catchUp: hls ? storecastCatchUp(hls, video) : null };
+            p = { video, hls: null, stream: show.stream, catchUp: null, watch: null };
+            if (useHlsJS) attachHls(p, show.playbackUrl, play); else video.src = show.playbackUrl;
             players.set(show.stream, p);
             followCards(p);
             window.storecastFeed.maxPlayers = Math.max(window.storecastFeed.maxPlayers, players.size);
@@ -121,6 +134,7 @@ enum FeedPage {
           if (!p) return;
           players.delete(stream);
           clearInterval(p.catchUp);
+          clearInterval(p.watch);
           if (p.hls) p.hls.destroy();
           p.video.removeAttribute('src'); p.video.load(); p.video.remove();
           window.storecastFeed.destroyed.push({ stream, at: performance.now() });

@@ -203,7 +203,7 @@ enum PlayerPage {
           window.storecastPlayer = 'hls.js';
           window.storecastErrorDetails = [];
           window.storecastRecoveries = 0;
-          let hls = null, catchUp = null;
+          let hls = null, catchUp = null, lastAppend = 0;
           function startHlsJS() {
             // Low-latency mode; the page holds it at its target latency (storecastCatchUp).
             // A shopper's player rides out an origin restart or a flaky network: a playlist, part
@@ -233,6 +233,8 @@ enum PlayerPage {
                 say('Playback error: ' + d.details);
               }
             });
+            lastAppend = performance.now();
+            hls.on(Hls.Events.BUFFER_APPENDED, () => { lastAppend = performance.now(); });
             hls.loadSource(src);
             hls.attachMedia(video);
             clearInterval(catchUp);
@@ -242,7 +244,7 @@ enum PlayerPage {
           }
           // A live show whose media has a hole (an origin restarted and lost a moment of it)
           // can leave hls.js waiting at the hole for good while the playlists go on. Without
-          // progress, with the live edge more than 3 s ahead (not the seller's own silence: then
+          // progress, with the live edge 1.5 s or more ahead (not the seller's own silence: then
           // the edge waits too), the page jumps to media buffered past the hole, else to
           // hls.js's live position; stuck again within 15 s, it starts hls.js again. It waits
           // 1 s where the playlist no longer lists the moment the video stands at, or lists it
@@ -250,32 +252,40 @@ enum PlayerPage {
           // EXT-X-GAP segments, which hls.js mostly steps over by itself but can circle, trying
           // one rendition after another), 4 s otherwise (hls.js recovers a publisher's
           // reconnect by itself). A video that reports enough data (readyState 3 or 4) and still
-          // does not move counts too: under CPU load, a player froze about 10 s at its start,
-          // of which 'waiting' covered only the last 5.8 s.
+          // does not move counts too.
+          // A starved player (storecastStarved: less than 0.5 s buffered ahead, nothing appended
+          // for 2 s) stuck 1.5 s is started again at once. Seen under CPU load (2 of 10 starts):
+          // hls.js switched down a rendition about 2 s in, loaded the new rendition's segment
+          // from its start, behind the video, appended a part or none, and then loaded nothing
+          // more for about 10 s, with no request open (docs/reliability.md). Jumping to the live
+          // position cannot cure that (the same hls.js waits on); a new hls.js can. The player
+          // froze about 10 s before this rule.
           let lastTime = -1, stuckSince = null, lastJump = -Infinity;
           setInterval(() => {
             const details = hls && hls.latestLevelDetails;
             const behind = details ? details.edge - video.currentTime : 0;
-            if (!hls || video.paused || video.currentTime === 0 || video.currentTime !== lastTime || behind < 3) {
+            if (!hls || video.paused || video.currentTime === 0 || video.currentTime !== lastTime || behind < 1.5) {
               lastTime = video.currentTime; stuckSince = null; return;
             }
             stuckSince = stuckSince || performance.now();
-            const next = video.currentTime + 0.1;
+            const next = video.currentTime + 0.1, b = video.buffered;
+            const starved = storecastStarved(video, lastAppend, performance.now());
             const at = details.fragments.find(f => f.start <= next && next < f.start + f.duration);
             const gone = details.fragments.length > 0 && (details.fragments[0].start > next || (at !== undefined && at.gap === true));
-            if (performance.now() - stuckSince < (gone ? 1000 : 4000)) return;
+            if (performance.now() - stuckSince < (gone ? 1000 : starved ? 1500 : 4000)) return;
             stuckSince = null;
             window.storecastRecoveries++;
-            const b = video.buffered;
             for (let i = 0; i < b.length; i++) {
               if (b.start(i) > video.currentTime && b.start(i) - video.currentTime < 10) { video.currentTime = b.start(i) + 0.05; return; }
             }
-            const live = hls.liveSyncPosition;
-            if (performance.now() - lastJump > 15000 && live && live > video.currentTime + 1) {
-              lastJump = performance.now();
-              say('Catching up with the show…');
-              video.currentTime = live;
-              return;
+            if (!starved) {
+              const live = hls.liveSyncPosition;
+              if (performance.now() - lastJump > 15000 && live && live > video.currentTime + 1) {
+                lastJump = performance.now();
+                say('Catching up with the show…');
+                video.currentTime = live;
+                return;
+              }
             }
             say('Catching up with the show…');
             hls.destroy();

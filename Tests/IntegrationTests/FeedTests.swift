@@ -85,6 +85,45 @@ import Testing
         }
         #expect(!(s["destroyed"] as? [[String: Any]] ?? []).isEmpty, "the page destroyed the players swiped away")
 
+        // The show on screen's hls.js stops loading media while its playlists go on (the wedge
+        // BrowserPlaybackTests reproduces): its part and segment requests are never sent. The
+        // page gives that player a new hls.js and the show plays on.
+        _ = try await browser.evaluate("""
+            const send = XMLHttpRequest.prototype.send;
+            XMLHttpRequest.prototype.send = function () {
+              const w = window.storecastWedged;
+              if (w && w.hls === window.storecastFeed.hlsOf(w.stream) && (this.storecastURL || '').includes('/live/shop/' + w.stream + '/') && /\\.m4s/.test(this.storecastURL)) return;
+              return send.apply(this, arguments);
+            };
+            const open = XMLHttpRequest.prototype.open;
+            XMLHttpRequest.prototype.open = function (method, url) { this.storecastURL = String(url); return open.apply(this, arguments); };
+            window.storecastWedged = { stream: 'bravo', hls: window.storecastFeed.hlsOf('bravo') };
+            return true;
+            """)
+        let wedgedAt = ContinuousClock.now
+        var (lastTime, stuckSince, frozeFor, resumed) = (-1.0, ContinuousClock.Instant?.none, Duration.zero, false)
+        var samples: [[Any]] = []
+        while ContinuousClock.now - wedgedAt < .seconds(15), !resumed {
+            try await Task.sleep(for: .milliseconds(250))
+            let probe = try await browser.evaluate("""
+                const f = window.storecastFeed, v = f.videoOf('bravo'), h = f.hlsOf('bravo'), d = h && h.latestLevelDetails;
+                if (!v) return [];
+                return [v.currentTime, f.recoveries, v.paused, d ? d.edge : -1,
+                        Array.from({length: v.buffered.length}, (_, i) => v.buffered.start(i).toFixed(2) + '-' + v.buffered.end(i).toFixed(2)).join(' ')];
+                """) as? [Any] ?? []
+            guard probe.count == 5, let t = probe[0] as? NSNumber, let r = probe[1] as? NSNumber else { continue }
+            let v = [t, r]
+            samples.append(probe)
+            if v[0].doubleValue == lastTime { stuckSince = stuckSince ?? .now } else if let since = stuckSince {
+                frozeFor = max(frozeFor, .now - since); stuckSince = nil
+                resumed = v[1].intValue > 0
+            }
+            lastTime = v[0].doubleValue
+        }
+        #expect(resumed, "the feed started the starved player again and its show played on; every 250 ms [time, recoveries, paused, live edge, buffered]: \(samples)")
+        #expect(frozeFor < .seconds(5), "the show on screen froze \(frozeFor)")
+        print("FeedTests: a player that stopped loading was started again; the show froze \(frozeFor)")
+
         // charlie's publisher stops: the show ends and drops out of the feed without a reload.
         publishers["charlie"]?.stop(grace: 1)
         let dropped = await StorecastStack.eventually(timeout: .seconds(60)) {

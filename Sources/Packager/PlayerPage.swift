@@ -259,7 +259,8 @@ enum PlayerPage {
           // from its start, behind the video, appended a part or none, and then loaded nothing
           // more for about 10 s, with no request open (docs/reliability.md). Jumping to the live
           // position cannot cure that (the same hls.js waits on); a new hls.js can. The player
-          // froze about 10 s before this rule.
+          // froze about 10 s before this rule. At a hole the playlist proves (gone), the jump
+          // still comes first: there hls.js is not stuck, only waiting at the hole.
           let lastTime = -1, stuckSince = null, lastJump = -Infinity;
           setInterval(() => {
             const details = hls && hls.latestLevelDetails;
@@ -278,7 +279,7 @@ enum PlayerPage {
             for (let i = 0; i < b.length; i++) {
               if (b.start(i) > video.currentTime && b.start(i) - video.currentTime < 10) { video.currentTime = b.start(i) + 0.05; return; }
             }
-            if (!starved) {
+            if (!starved || gone) {
               const live = hls.liveSyncPosition;
               if (performance.now() - lastJump > 15000 && live && live > video.currentTime + 1) {
                 lastJump = performance.now();

@@ -111,18 +111,17 @@ import Testing
                 return [v.currentTime, f.recoveries, v.paused, d ? d.edge : -1,
                         Array.from({length: v.buffered.length}, (_, i) => v.buffered.start(i).toFixed(2) + '-' + v.buffered.end(i).toFixed(2)).join(' ')];
                 """) as? [Any] ?? []
-            guard probe.count == 5, let t = probe[0] as? NSNumber, let r = probe[1] as? NSNumber else { continue }
-            let v = [t, r]
+            guard probe.count == 5, let time = (probe[0] as? NSNumber)?.doubleValue, let recoveries = (probe[1] as? NSNumber)?.intValue else { continue }
             samples.append(probe)
-            if v[0].doubleValue == lastTime { stuckSince = stuckSince ?? .now } else if let since = stuckSince {
+            if time == lastTime { stuckSince = stuckSince ?? .now } else if let since = stuckSince {
                 frozeFor = max(frozeFor, .now - since); stuckSince = nil
-                resumed = v[1].intValue > 0
+                resumed = recoveries > 0
             }
-            lastTime = v[0].doubleValue
+            lastTime = time
         }
         #expect(resumed, "the feed started the starved player again and its show played on; every 250 ms [time, recoveries, paused, live edge, buffered]: \(samples)")
         #expect(frozeFor < .seconds(5), "the show on screen froze \(frozeFor)")
-        print("FeedTests: a player that stopped loading was started again; the show froze \(frozeFor)")
+        print("FeedTests: a wedged player was started again; the show froze \(frozeFor)")
 
         // charlie's publisher stops: the show ends and drops out of the feed without a reload.
         publishers["charlie"]?.stop(grace: 1)

@@ -149,7 +149,6 @@ public struct WebhookDispatcher: Service {
     static func post(_ request: HTTPClientRequest, to address: String, askingFor host: String) async -> Result<(status: Int, retryAfter: Duration?), any Error> {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.dnsOverride = [host: address]
-        configuration.connectionPool = .init(idleTimeout: .seconds(1))
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let result: Result<(status: Int, retryAfter: Duration?), any Error>
         do {

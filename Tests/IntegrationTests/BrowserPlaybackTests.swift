@@ -191,22 +191,13 @@ import Testing
         let before = try #require(try await browser.evaluate(probe) as? [Any])
         let recoveriesBefore = (before[11] as? NSNumber)?.intValue ?? 0
         _ = try await browser.evaluate("window.storecastWedged = window.storecastHls; return true")
-        let wedgedAt = ContinuousClock.now
-        var resumedAfter: Duration?
-        var lastTime = (before.first as? NSNumber)?.doubleValue ?? 0, stuckSince: ContinuousClock.Instant?
-        var frozeFor = Duration.zero
-        while ContinuousClock.now - wedgedAt < .seconds(15) {
-            try await Task.sleep(for: .milliseconds(250))
-            guard let s = try await browser.evaluate(probe) as? [Any], let t = (s.first as? NSNumber)?.doubleValue else { continue }
-            if t == lastTime { stuckSince = stuckSince ?? .now } else if let since = stuckSince {
-                frozeFor = max(frozeFor, .now - since); stuckSince = nil
-                if ((s[11] as? NSNumber)?.intValue ?? 0) > recoveriesBefore { resumedAfter = .now - wedgedAt; break }
-            }
-            lastTime = t
+        let recovery = try await WedgeRecovery.watch(from: (before.first as? NSNumber)?.doubleValue, recoveriesBefore: recoveriesBefore) {
+            guard let s = try await browser.evaluate(probe) as? [Any], let time = (s.first as? NSNumber)?.doubleValue else { return nil }
+            return .init(time: time, recoveries: (s[11] as? NSNumber)?.intValue ?? 0, shown: [s[0], s[8], s[11]])
         }
-        #expect(resumedAfter != nil, "the page started hls.js again and the video moved on within 15 s")
-        #expect(frozeFor < .seconds(5), "a player that loads nothing more froze \(frozeFor) (6.6 s before the starvation rule)")
-        print("hls.js wedged: the page started it again; the video froze \(frozeFor), playing again \(resumedAfter.map { "\($0)" } ?? "never") after the wedge")
+        #expect(recovery.resumedAfter != nil, "the page started hls.js again and the video moved on within 15 s; every 250 ms [time, buffered, recoveries]: \(recovery.samples)")
+        #expect(recovery.frozeFor < .seconds(5), "a player that loads nothing more froze \(recovery.frozeFor) (6.6 s before the starvation rule)")
+        print("hls.js wedged: the page started it again; the video froze \(recovery.frozeFor), playing again \(recovery.resumedAfter.map { "\($0)" } ?? "never") after the wedge")
 
         // A shopper swiping to this live show: the page reports when its first frame was on screen.
         for player in ["hls.js", "native"] {

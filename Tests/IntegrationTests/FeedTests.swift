@@ -100,28 +100,19 @@ import Testing
             window.storecastWedged = { stream: 'bravo', hls: window.storecastFeed.hlsOf('bravo') };
             return true;
             """)
-        let wedgedAt = ContinuousClock.now
-        var (lastTime, stuckSince, frozeFor, resumed) = (-1.0, ContinuousClock.Instant?.none, Duration.zero, false)
-        var samples: [[Any]] = []
-        while ContinuousClock.now - wedgedAt < .seconds(15), !resumed {
-            try await Task.sleep(for: .milliseconds(250))
+        let recovery = try await WedgeRecovery.watch(from: nil, recoveriesBefore: 0) {
             let probe = try await browser.evaluate("""
                 const f = window.storecastFeed, v = f.videoOf('bravo'), h = f.hlsOf('bravo'), d = h && h.latestLevelDetails;
                 if (!v) return [];
                 return [v.currentTime, f.recoveries, v.paused, d ? d.edge : -1,
                         Array.from({length: v.buffered.length}, (_, i) => v.buffered.start(i).toFixed(2) + '-' + v.buffered.end(i).toFixed(2)).join(' ')];
                 """) as? [Any] ?? []
-            guard probe.count == 5, let time = (probe[0] as? NSNumber)?.doubleValue, let recoveries = (probe[1] as? NSNumber)?.intValue else { continue }
-            samples.append(probe)
-            if time == lastTime { stuckSince = stuckSince ?? .now } else if let since = stuckSince {
-                frozeFor = max(frozeFor, .now - since); stuckSince = nil
-                resumed = recoveries > 0
-            }
-            lastTime = time
+            guard probe.count == 5, let time = (probe[0] as? NSNumber)?.doubleValue, let recoveries = (probe[1] as? NSNumber)?.intValue else { return nil }
+            return .init(time: time, recoveries: recoveries, shown: probe)
         }
-        #expect(resumed, "the feed started the starved player again and its show played on; every 250 ms [time, recoveries, paused, live edge, buffered]: \(samples)")
-        #expect(frozeFor < .seconds(5), "the show on screen froze \(frozeFor)")
-        print("FeedTests: a wedged player was started again; the show froze \(frozeFor)")
+        #expect(recovery.resumedAfter != nil, "the feed started the starved player again and its show played on; every 250 ms [time, recoveries, paused, live edge, buffered]: \(recovery.samples)")
+        #expect(recovery.frozeFor < .seconds(5), "the show on screen froze \(recovery.frozeFor)")
+        print("FeedTests: a wedged player was started again; the show froze \(recovery.frozeFor)")
 
         // charlie's publisher stops: the show ends and drops out of the feed without a reload.
         publishers["charlie"]?.stop(grace: 1)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Test-only tooling from PyPI, pinned, kept in ~/.cache/storecast/test-tools-<hash of this
-# script> (so a new clone on the same machine reuses it; a changed pin makes a new one) and
+# Test-only tooling from PyPI, pinned with everything it pulls (test-tools.constraints.txt), kept in
+# ~/.cache/storecast/test-tools-<hash of this script and the pins> (so a new clone on the same
+# machine reuses it; a changed pin makes a new one) and
 # linked at .build/test-tools (rebuilt when missing):
 #   venv/        Python with m3u8 (a real playlist parser for the packager's output),
 #                kubernetes-validate (deploy/kubernetes against Kubernetes' schemas) and
@@ -12,33 +13,34 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools=.build/test-tools
 if [[ ! -e "$tools" ]]; then
-    cache="${XDG_CACHE_HOME:-$HOME/.cache}/storecast/test-tools-$(sha256sum deploy/local/test-tools.sh | cut -c1-16)"
+    cache="${XDG_CACHE_HOME:-$HOME/.cache}/storecast/test-tools-$(cat deploy/local/test-tools.sh deploy/local/test-tools.constraints.txt | sha256sum | cut -c1-16)"
     mkdir -p "$cache" .build
     ln -s "$cache" "$tools"
 fi
 mkdir -p "$tools"
 # The real path: the venv's scripts name their Python by it, and outlive this clone.
 tools=$(readlink -f "$tools")
+pins=$(readlink -f deploy/local/test-tools.constraints.txt)
 
 if [[ ! -x "$tools/venv/bin/python" ]] || ! "$tools/venv/bin/python" -c "import m3u8" 2>/dev/null; then
     echo "test tools: creating a Python venv with m3u8"
     python3 -m venv "$tools/venv"
-    "$tools/venv/bin/pip" install -q --disable-pip-version-check "m3u8==6.0.0"
+    "$tools/venv/bin/pip" install -q --disable-pip-version-check -c "$pins" "m3u8==6.0.0"
 fi
 # kubernetes-validate checks deploy/kubernetes against Kubernetes' own schemas (bundled, offline).
 if [[ ! -x "$tools/venv/bin/kubernetes-validate" ]]; then
     echo "test tools: installing kubernetes-validate (22 MB download)"
-    "$tools/venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==1.37.0"
+    "$tools/venv/bin/pip" install -q --disable-pip-version-check -c "$pins" "kubernetes-validate==1.37.0"
 fi
 # schemathesis tests the running control API against its OpenAPI document.
 if [[ ! -x "$tools/venv/bin/schemathesis" ]]; then
     echo "test tools: installing schemathesis"
-    "$tools/venv/bin/pip" install -q --disable-pip-version-check "schemathesis==4.32.5"
+    "$tools/venv/bin/pip" install -q --disable-pip-version-check -c "$pins" "schemathesis==4.32.5"
 fi
 # standardwebhooks verifies webhook signatures in the tests' receiver (Tests/Tools/webhook_receiver.py).
 if ! "$tools/venv/bin/python" -c "import standardwebhooks" 2>/dev/null; then
     echo "test tools: installing standardwebhooks"
-    "$tools/venv/bin/pip" install -q --disable-pip-version-check "standardwebhooks==1.1.0"
+    "$tools/venv/bin/pip" install -q --disable-pip-version-check -c "$pins" "standardwebhooks==1.1.0"
 fi
 
 if [[ ! -s "$tools/hls.js" ]]; then

@@ -100,7 +100,10 @@ import Testing
             }
             try await Task.sleep(until: resume)
             kill(publisher.process.processIdentifier, SIGCONT)
-            try await Task.sleep(for: .seconds(10))
+            // The publisher bursts to catch up; then every rendition must advance steadily for 5 s.
+            let resumed = watcher.elapsed
+            let recovered = await StorecastStack.eventually(timeout: .seconds(15)) { watcher.everyRenditionAdvances(since: resumed, for: 5) }
+            #expect(recovered, "every rendition advances steadily within 15 s of the \(stall) s stall:\n\(stack.logs())")
             windows.append(("SIGSTOP \(stall) s", from...watcher.elapsed, Double(stall) + Self.segment))
         }
         let end = watcher.elapsed
@@ -108,18 +111,26 @@ import Testing
         let figures = Self.judge(timelines, windows: windows, end: end)
         print("fault matrix, publisher stalled: \(figures.joined(separator: "; "))")
         if let viewer = show.viewer { print("fault matrix, publisher stalled: \(await viewer.finish("publisher stalled"))") }
-        let after = await TestEnvironment.httpText(master)
-        #expect(EndToEndTests.variants(after).count == 3, "every rung still listed: \(after)")
+        let listed = await TestEnvironment.httpText(master)
+        #expect(EndToEndTests.variants(listed).count == 3, "every rung still listed: \(listed)")
         #expect(publisher.isRunning, "the publisher kept publishing: \(publisher.log)")
         #expect(health(during) == "unhealthy" && ((during["health"] as? [String: Any])?["reasons"] as? [[String: Any]])?.first?["code"] as? String == "stalled",
                 "unhealthy during the 8 s stall: \(during)")
-        #expect(health(await live()) == "healthy", "healthy again after it")
+        // Healthy again once the health's settle time has passed with media flowing.
+        var after: [String: Any] = [:]
+        #expect(await StorecastStack.eventually(timeout: .seconds(15)) {
+            after = await live()
+            return health(after) == "healthy"
+        }, "healthy again after it: \(after)")
         // Webhooks and the events route got each change, in order.
         let db = PostgresExecutor(conninfo: stack.database)
         defer { db.shutdown() }
-        let rows = try await db.execute("SELECT body::jsonb->'data'->>'health' AS health FROM webhook_events WHERE type = 'stream.health_changed' ORDER BY id")
-        let changes = (0..<rows.count).compactMap { rows.value($0, "health") }
-        #expect(changes.first == "healthy" && changes.contains("unhealthy") && changes.last == "healthy", "stream.health_changed: \(changes)")
+        var changes: [String] = []
+        #expect(try await StorecastStack.eventually(timeout: .seconds(10)) {
+            let rows = try await db.execute("SELECT body::jsonb->'data'->>'health' AS health FROM webhook_events WHERE type = 'stream.health_changed' ORDER BY id")
+            changes = (0..<rows.count).compactMap { rows.value($0, "health") }
+            return changes.first == "healthy" && changes.contains("unhealthy") && changes.last == "healthy"
+        }, "stream.health_changed: \(changes)")
         _ = await stack.stop()
     }
 
@@ -274,9 +285,14 @@ import Testing
             for p in others { peak[p.name] = max(peak[p.name] ?? 0, Self.residentMiB(p)) }
         }
         kill(target.process.processIdentifier, SIGCONT)
-        // The consumer reads 20 s of backlog first: on a loaded CI machine that takes a while.
-        try await Task.sleep(for: .seconds(20))
-        for p in others { peak[p.name] = max(peak[p.name] ?? 0, Self.residentMiB(p)) }
+        let resumed = watcher.elapsed
+        // The consumer reads 20 s of backlog first (on a loaded CI machine that takes a while),
+        // then every rendition must advance steadily for 6 s.
+        let recovered = await StorecastStack.eventually(timeout: .seconds(30)) {
+            for p in others { peak[p.name] = max(peak[p.name] ?? 0, Self.residentMiB(p)) }
+            return watcher.everyRenditionAdvances(since: resumed, for: 6)
+        }
+        #expect(recovered, "every rendition advances steadily within 30 s of \(stuck) reading again:\n\(stack.logs())")
         let end = watcher.elapsed
         let growth = peak.map { name, mib in "\(name) \(String(format: "%.0f", before[name] ?? 0)) → \(String(format: "%.0f", mib)) MiB" }.sorted()
         print("fault matrix, \(stuck) stuck 20 s: \(growth.joined(separator: ", "))")

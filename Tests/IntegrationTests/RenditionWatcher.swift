@@ -91,6 +91,19 @@ final class RenditionWatcher: @unchecked Sendable {
         return stopped
     }
 
+    /// Whether every rendition has listed parts steadily (no gap over `gap` seconds) for the
+    /// last `seconds`, all after `since`: a fault test waits for this after the fault ends,
+    /// instead of a fixed time, and then judges the whole timeline.
+    func everyRenditionAdvances(since: Double, for seconds: Double, gap: Double = 1.5) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        let end = now
+        guard end - seconds >= since else { return false }
+        return timelines.values.allSatisfy { t in
+            t.arrivals.contains { $0 > since } && Self.longestGap(t.arrivals, in: (end - seconds)...end) <= gap
+        }
+    }
+
     /// Stops following (each rendition after its request in flight) and returns each
     /// rendition's timeline.
     func stop() -> [String: Timeline] {

@@ -47,7 +47,9 @@ enum PackagerHTTP {
     static let badDirectives = Counter(label: "storecast_packager_bad_directives_total")
 
     static func router(store: PackageStore, settings: OriginSettings, gate: PlaybackGate, viewers: ViewerAccounting) -> Router<PackagerRequestContext> {
-        let router = Router(context: PackagerRequestContext.self)
+        // HEAD answers every GET route with the GET's status and header fields and no body
+        // (RFC 9110 9.3.2: CDNs and operators' probes ask HEAD; without it every HEAD was a 404).
+        let router = Router(context: PackagerRequestContext.self, options: .autoGenerateHeadEndpoints)
         let rendered = PlaylistRenderCache()
         router.add(middleware: PublicCORSMiddleware())
         router.get("/healthz") { _, _ in "ok" }
@@ -396,6 +398,8 @@ struct ViewerAccountingMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
+        // A HEAD (a probe, a CDN's check) carries no media: it is nobody watching.
+        guard request.method != .head else { return response }
         let session = Self.session(request.headers, peer: context.remoteAddress?.ipAddress, trustedProxies: trustedProxies)
         let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
         let key = PackageStore.key(tenant: tenant, stream: stream)

@@ -33,6 +33,18 @@ import Testing
             #expect(hotCached.headers.filter { $0.key != "date" } == routedCached.headers.filter { $0.key != "date" }, "\(file): the same 304:\n\(hotCached.headers)\n\(routedCached.headers)")
         }
 
+        // HEAD (a CDN's or a probe's) gets what GET gets, without the body: the playlists, the
+        // media the hot path serves, and the preview. A part that does not exist is a 404 either way.
+        let stream = "\(stack.playbackBase)/live/shop/hot"
+        for url in ["\(stream)/master.m3u8", "\(base)/index.m3u8", "\(base)/init.mp4", "\(base)/\(part)", "\(stream)/thumbnail.jpg", "\(base)/part-999999.0.m4s"] {
+            let get = try #require(await TestEnvironment.httpExchange(url))
+            let head = try #require(await TestEnvironment.httpExchange(url, method: "HEAD"))
+            #expect(head.status == get.status && head.body.isEmpty, "HEAD \(url): \(head.status) with \(head.body.count) bytes, GET \(get.status)")
+            #expect(head.headers.filter { $0.key != "date" } == get.headers.filter { $0.key != "date" }, "HEAD \(url): the GET's header fields:\n\(head.headers)\n\(get.headers)")
+            if get.status == 200 { #expect(head.headers["content-length"] == "\(get.body.count)", "HEAD \(url): the GET body's length: \(head.headers)") }
+        }
+        #expect(try #require(await TestEnvironment.httpExchange("\(base)/part-999999.0.m4s", method: "HEAD")).status == 404)
+
         // Pipelined on one connection: a playlist (the router's), a part and the init segment
         // (the hot path's), a part through the router, the init segment again: answers in order.
         let prefix = URL(string: base)!.path

@@ -134,10 +134,11 @@ enum TestEnvironment {
         String(decoding: await httpGet(url)?.body ?? [], as: UTF8.self)
     }
 
-    /// A GET with request headers; the answer keeps its headers (names lowercased) and how long it took.
-    static func httpExchange(_ url: String, headers: [String: String] = [:], timeout: Double = 15) async -> (status: Int, headers: [String: String], body: [UInt8], seconds: Double)? {
+    /// A GET (or `method`) with request headers; the answer keeps its headers (names lowercased) and how long it took.
+    static func httpExchange(_ url: String, method: String = "GET", headers: [String: String] = [:], timeout: Double = 15) async -> (status: Int, headers: [String: String], body: [UInt8], seconds: Double)? {
         guard let u = URL(string: url) else { return nil }
         var request = URLRequest(url: u)
+        request.httpMethod = method
         request.timeoutInterval = timeout
         request.cachePolicy = .reloadIgnoringLocalCacheData
         for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }

@@ -8,7 +8,8 @@
 ///   its player destroyed, and its requests stop.
 /// - The feed is read again every 5 s (it is cacheable for 5 s): ended shows drop out without a
 ///   reload, and new ones join at the end.
-/// - A playing player whose hls.js starves (stops loading; see ``PlayerPage``) gets a new one.
+/// - Each player rides out faults as the player page's does (``PlayerPage/liveWatchdogScript``):
+///   loads retried, fatal errors recovered, a stuck or starved player moved on or started again.
 /// - For tests and benchmarks the page records each swipe's time from the swipe to the next
 ///   show's first frame (`requestVideoFrameCallback`), the most players ever alive, and the
 ///   players started again.
@@ -40,10 +41,11 @@ enum FeedPage {
         const useHlsJS = !!(window.Hls && Hls.isSupported()) && !\(PlayerPage.safariTest);
         \(PlayerPage.cardAtScript)
         \(PlayerPage.liveCatchUpScript)
+        \(PlayerPage.liveWatchdogScript)
         let shows = [], index = 0;
         const slides = new Map();   // stream -> {el, show}
         const players = new Map();  // stream -> {video, hls}
-        window.storecastFeed = { swipes: [], maxPlayers: 0, destroyed: [], recoveries: 0, shows: () => shows.map(s => s.stream), players: () => [...players.keys()],
+        window.storecastFeed = { swipes: [], maxPlayers: 0, destroyed: [], recoveries: 0, errors: 0, shows: () => shows.map(s => s.stream), players: () => [...players.keys()],
           hlsOf: (stream) => players.has(stream) ? players.get(stream).hls : null, videoOf: (stream) => players.has(stream) ? players.get(stream).video : null };
 
         function slideFor(show) {
@@ -89,22 +91,25 @@ enum FeedPage {
           if ('requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(onFrame);
         }
 
-        // Preloading: about a part ahead, not more (the buffer grows once it plays). A playing
-        // player that starves (hls.js stopped loading; see the player page) gets a new hls.js.
+        // Preloading: about a part ahead, not more (the buffer grows once it plays). Each player
+        // rides out faults as the player page's does (LiveWatchdog): retries, fatal errors
+        // recovered, and a stuck or starved player moved on or given a new hls.js.
         function attachHls(p, url, play) {
-          const hls = new Hls({ ...storecastLowLatency, maxBufferLength: play ? 4 : 1, maxMaxBufferLength: play ? 30 : 1, backBufferLength: 4 });
+          const hls = storecastNewLiveHls({ maxBufferLength: play ? 4 : 1, maxMaxBufferLength: play ? 30 : 1, backBufferLength: 4 },
+                                          () => { window.storecastFeed.errors++; });
           hls.loadSource(url);
           hls.attachMedia(p.video);
           p.hls = hls;
+          clearInterval(p.catchUp);
           p.catchUp = storecastCatchUp(hls, p.video);
-          p.watch = storecastRestartWhenStarved(hls, p.video, () => {
-            if (players.get(p.stream) !== p || p.hls !== hls) return;
-            window.storecastFeed.recoveries++;
-            clearInterval(p.catchUp);
-            hls.destroy();
+        }
+        function watch(p, url) {
+          return storecastWatchdog(p.video, () => p.hls, () => {
+            if (players.get(p.stream) !== p) return;
+            storecastDestroy(p.hls);
             attachHls(p, url, true);
             p.video.play().catch(() => {});
-          });
+          }, () => { window.storecastFeed.recoveries++; });
         }
 
         function startPlayer(show, play) {
@@ -115,7 +120,7 @@ enum FeedPage {
             video.style.opacity = '0';
             slides.get(show.stream).el.insertBefore(video, slides.get(show.stream).el.querySelector('.meta'));
             p = { video, hls: null, stream: show.stream, catchUp: null, watch: null };
-            if (useHlsJS) attachHls(p, show.playbackUrl, play); else video.src = show.playbackUrl;
+            if (useHlsJS) { attachHls(p, show.playbackUrl, play); p.watch = watch(p, show.playbackUrl); } else video.src = show.playbackUrl;
             players.set(show.stream, p);
             followCards(p);
             window.storecastFeed.maxPlayers = Math.max(window.storecastFeed.maxPlayers, players.size);
@@ -135,7 +140,7 @@ enum FeedPage {
           players.delete(stream);
           clearInterval(p.catchUp);
           clearInterval(p.watch);
-          if (p.hls) p.hls.destroy();
+          if (p.hls) storecastDestroy(p.hls);
           p.video.removeAttribute('src'); p.video.load(); p.video.remove();
           window.storecastFeed.destroyed.push({ stream, at: performance.now() });
         }

@@ -66,6 +66,7 @@ enum PlayerPage {
         let cardShown = null;
         \(cardAtScript)
         \(liveCatchUpScript)
+        \(liveWatchdogScript)
         function showCard(c, mediaTime) {
           cardShown = c;
           if (!c) { cardBox.hidden = true; return; }
@@ -203,38 +204,17 @@ enum PlayerPage {
           window.storecastPlayer = 'hls.js';
           window.storecastErrorDetails = [];
           window.storecastRecoveries = 0;
-          let hls = null, catchUp = null, lastAppend = 0;
+          let hls = null, catchUp = null;
+          // Low-latency mode, held at its target latency (storecastCatchUp); retries, fatal
+          // errors and stuck or starved players as every shopper's player (LiveWatchdog).
           function startHlsJS() {
-            // Low-latency mode; the page holds it at its target latency (storecastCatchUp).
-            // A shopper's player rides out an origin restart or a flaky network: a playlist, part
-            // or segment that fails is tried again for about 15 s (250 ms doubling to 1 s; hls.js
-            // gives up after 1-3 s by default) before the error is fatal. A fatal error is then
-            // recovered by the page: network errors load again, media errors reset the decoder.
-            // hls.js retries only 5xx and timeouts by default; a refused or reset connection (the
-            // origin restarting) it takes as a missing alternate and marks the segment a gap.
-            const retry = { maxNumRetry: 16, retryDelayMs: 250, maxRetryDelayMs: 1000,
-              shouldRetry: (config, count, timeout, response, retry) => retry || (count < config.maxNumRetry && (!response || response.code === 0)) };
-            const policy = (ttfb, load, timeouts) => ({ default: { maxTimeToFirstByteMs: ttfb, maxLoadTimeMs: load,
-              timeoutRetry: { maxNumRetry: timeouts, retryDelayMs: 0, maxRetryDelayMs: 0 }, errorRetry: retry } });
-            hls = new Hls({ ...storecastLowLatency,
-              manifestLoadPolicy: policy(10000, 20000, 2), playlistLoadPolicy: policy(10000, 20000, 2), fragLoadPolicy: policy(10000, 120000, 4) });
-            const current = hls;
-            hls.on(Hls.Events.ERROR, (e, d) => {
-              if (!d.fatal || current !== hls) return;
+            hls = storecastNewLiveHls({}, (d) => {
               window.storecastErrors = (window.storecastErrors || 0) + 1;
               window.storecastErrorDetails.push(d.details);
-              if (d.type === Hls.ErrorTypes.MEDIA_ERROR) {
-                say('Recovering…');
-                hls.recoverMediaError();
-              } else if (d.type === Hls.ErrorTypes.NETWORK_ERROR) {
-                say('Reconnecting…');
-                setTimeout(() => { if (current === hls) hls.startLoad(); }, 1000);
-              } else {
-                say('Playback error: ' + d.details);
-              }
+              if (d.type === Hls.ErrorTypes.MEDIA_ERROR) say('Recovering…');
+              else if (d.type === Hls.ErrorTypes.NETWORK_ERROR) say('Reconnecting…');
+              else say('Playback error: ' + d.details);
             });
-            lastAppend = performance.now();
-            hls.on(Hls.Events.BUFFER_APPENDED, () => { lastAppend = performance.now(); });
             hls.loadSource(src);
             hls.attachMedia(video);
             clearInterval(catchUp);
@@ -242,56 +222,10 @@ enum PlayerPage {
             window.storecastHls = hls;
             video.play().catch(() => say('Press play to start'));
           }
-          // A live show whose media has a hole (an origin restarted and lost a moment of it)
-          // can leave hls.js waiting at the hole for good while the playlists go on. Without
-          // progress, with the live edge 1.5 s or more ahead (not the seller's own silence: then
-          // the edge waits too), the page jumps to media buffered past the hole, else to
-          // hls.js's live position; stuck again within 15 s, it starts hls.js again. It waits
-          // 1 s where the playlist no longer lists the moment the video stands at, or lists it
-          // as a gap (that media is gone for good: a restarted origin lists what it lost as
-          // EXT-X-GAP segments, which hls.js mostly steps over by itself but can circle, trying
-          // one rendition after another), 4 s otherwise (hls.js recovers a publisher's
-          // reconnect by itself). A video that reports enough data (readyState 3 or 4) and still
-          // does not move counts too.
-          // A starved player (storecastStarved: less than 0.5 s buffered ahead, nothing appended
-          // for 2 s) stuck 1.5 s is started again at once. Seen under CPU load (2 of 10 starts):
-          // hls.js switched down a rendition about 2 s in, loaded the new rendition's segment
-          // from its start, behind the video, appended a part or none, and then loaded nothing
-          // more for about 10 s, with no request open (docs/reliability.md). Jumping to the live
-          // position cannot cure that (the same hls.js waits on); a new hls.js can. The player
-          // froze about 10 s before this rule. At a hole the playlist proves (gone), the jump
-          // still comes first: there hls.js is not stuck, only waiting at the hole.
-          let lastTime = -1, stuckSince = null, lastJump = -Infinity;
-          setInterval(() => {
-            const details = hls && hls.latestLevelDetails;
-            const behind = details ? details.edge - video.currentTime : 0;
-            if (!hls || video.paused || video.currentTime === 0 || video.currentTime !== lastTime || behind < 1.5) {
-              lastTime = video.currentTime; stuckSince = null; return;
-            }
-            stuckSince = stuckSince || performance.now();
-            const next = video.currentTime + 0.1, b = video.buffered;
-            const starved = storecastStarved(video, lastAppend, performance.now());
-            const at = details.fragments.find(f => f.start <= next && next < f.start + f.duration);
-            const gone = details.fragments.length > 0 && (details.fragments[0].start > next || (at !== undefined && at.gap === true));
-            if (performance.now() - stuckSince < (gone ? 1000 : starved ? 1500 : 4000)) return;
-            stuckSince = null;
+          storecastWatchdog(video, () => hls, () => { storecastDestroy(hls); startHlsJS(); }, (kind) => {
             window.storecastRecoveries++;
-            for (let i = 0; i < b.length; i++) {
-              if (b.start(i) > video.currentTime && b.start(i) - video.currentTime < 10) { video.currentTime = b.start(i) + 0.05; return; }
-            }
-            if (!starved || gone) {
-              const live = hls.liveSyncPosition;
-              if (performance.now() - lastJump > 15000 && live && live > video.currentTime + 1) {
-                lastJump = performance.now();
-                say('Catching up with the show…');
-                video.currentTime = live;
-                return;
-              }
-            }
-            say('Catching up with the show…');
-            hls.destroy();
-            startHlsJS();
-          }, 500);
+            if (kind !== 'buffered') say('Catching up with the show…');
+          });
           waitForStream().then(startHlsJS);
         } else {
           window.storecastPlayer = 'native-fallback';

@@ -125,4 +125,61 @@ import Testing
         #expect(s["players"] as? [String] == ["bravo"], "the show on screen plays on: \(s["players"] ?? "?")")
         _ = await stack.stop()
     }
+
+    /// The origin restarts under the show a shopper watches in the feed (the packager stopped
+    /// with SIGTERM and started again with the same command line, as systemd or Kubernetes
+    /// would), behind the caching proxy: the show plays on in the same player slot, as it does
+    /// on the player page (FaultMatrixTests), with no reload and no swipe.
+    @Test func theShowOnScreenPlaysOnThroughAnOriginRestart() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "alpha")
+        let api = "http://127.0.0.1:\(stack.apiPort)"
+        try stack.start(packagerArguments: ["--events-url", api, "--hlsjs-file", try TestEnvironment.testTool("hls.js").path])
+        try await stack.waitUntilReady()
+        let (nginx, cdn, _) = try await CachedCrossOriginPlaybackTests.startCache(for: stack)
+        defer { nginx.stop(grace: 2) }
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 90, logDirectory: stack.logDirectory, size: "426x240")
+        defer { publisher.stop(grace: 1) }
+        let browser = try await WebDriverSession(logDirectory: stack.logDirectory)
+        try await browser.navigate("\(cdn)/feed/shop")
+        func probe() async -> (time: Double, shown: [Any])? {
+            let values = (try? await browser.evaluate("""
+                const f = window.storecastFeed, v = f && f.videoOf('alpha'), h = f && f.hlsOf('alpha'), d = h && h.latestLevelDetails;
+                if (!v) return [];
+                return [v.currentTime, f.recoveries, f.errors || 0, v.paused, d ? d.edge : -1,
+                        Array.from({length: v.buffered.length}, (_, i) => v.buffered.start(i).toFixed(2) + '-' + v.buffered.end(i).toFixed(2)).join(' ')];
+                """) as? [Any]) ?? []
+            guard values.count == 6, let time = (values[0] as? NSNumber)?.doubleValue else { return nil }
+            return (time, values)
+        }
+        var shown: [Any] = []
+        let playing = await StorecastStack.eventually(timeout: .seconds(30)) {
+            shown = await probe()?.shown ?? []
+            return (shown.first as? NSNumber)?.doubleValue ?? 0 > 4
+        }
+        #expect(playing, "the feed plays the show: \(shown)")
+
+        let packager = try #require(stack.service("storecast-packager"))
+        let stoppedAt = ContinuousClock.now
+        let before = await probe()?.time ?? 0
+        packager.stop(grace: 15)
+        try await Task.sleep(for: .seconds(1))  // systemd's RestartSec
+        try stack.restart("storecast-packager")
+        // Sampled every 250 ms for 25 s from the stop: the longest time the video stood still
+        // once the origin was back, and how far it got.
+        var samples: [[Any]] = [], lastTime = before, stillSince = ContinuousClock.now, longest = Duration.zero, last = before
+        while ContinuousClock.now - stoppedAt < .seconds(25) {
+            try await Task.sleep(for: .milliseconds(250))
+            guard let p = await probe() else { continue }
+            samples.append(p.shown)
+            if p.time != lastTime { longest = max(longest, .now - stillSince); stillSince = .now; lastTime = p.time }
+            last = p.time
+        }
+        longest = max(longest, .now - stillSince)
+        await browser.close()
+        print("FeedTests: origin restarted (SIGTERM): the show on screen stood still at most \(longest), from \(before) s to \(last) s in 25 s")
+        #expect(last - before > 12, "the show played on after the origin restarted; every 250 ms [time, recoveries, errors, paused, live edge, buffered]: \(samples)")
+        #expect(longest < .seconds(5), "the show on screen stood still \(longest); every 250 ms [time, recoveries, errors, paused, live edge, buffered]: \(samples)")
+        _ = await stack.stop()
+    }
 }

@@ -100,7 +100,8 @@ import Testing
             window.storecastWedged = { stream: 'bravo', hls: window.storecastFeed.hlsOf('bravo') };
             return true;
             """)
-        let recovery = try await WedgeRecovery.watch(from: nil, recoveriesBefore: 0) {
+        let recoveriesBefore = (try await browser.evaluate("return window.storecastFeed.recoveries") as? NSNumber)?.intValue ?? 0
+        let recovery = try await WedgeRecovery.watch(from: nil, recoveriesBefore: recoveriesBefore) {
             let probe = try await browser.evaluate("""
                 const f = window.storecastFeed, v = f.videoOf('bravo'), h = f.hlsOf('bravo'), d = h && h.latestLevelDetails;
                 if (!v) return [];

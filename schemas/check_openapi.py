@@ -9,6 +9,24 @@ import re, sys, yaml
 
 doc = yaml.safe_load(open(sys.argv[2] if len(sys.argv) > 2 else "schemas/openapi.yaml", encoding="utf-8"))
 assert doc.get("openapi", "").startswith("3.1"), "the document must be OpenAPI 3.1"
+# A comma in an unquoted text inside a flow mapping ({..., description: a, b}) splits it: YAML
+# reads "b" as one more key with no value, and the text is cut short (swift-openapi-generator
+# then refuses the document). The document has no key without a value otherwise.
+def keys_without_value(node, where):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if value is None:
+                yield f"{where}/{key}"
+            else:
+                yield from keys_without_value(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from keys_without_value(item, f"{where}/{i}")
+split = list(keys_without_value(doc, ""))
+for key in split:
+    print("a key without a value (quote the text before it, which has a comma):", key)
+if split:
+    sys.exit(1)
 documented = set()
 for path, item in doc["paths"].items():
     for method in ("get", "put", "post", "delete", "patch"):

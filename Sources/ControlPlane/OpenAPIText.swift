@@ -481,9 +481,9 @@ paths:
       x-storecast-access: public
       security: []
       parameters:
-        - {name: token, in: query, schema: {type: string}, description: A playback token, for a private stream.}
+        - {name: token, in: query, schema: {type: string}, description: "A playback token, for a private stream."}
         - {name: Last-Event-ID, in: header, schema: {type: string}}
-        - {name: lastEventId, in: query, schema: {type: string}, description: The same as Last-Event-ID, for clients that cannot set headers (WebSocket).}
+        - {name: lastEventId, in: query, schema: {type: string}, description: "The same as Last-Event-ID, for clients that cannot set headers (WebSocket)."}
       responses:
         "200":
           description: The event stream; it stays open.
@@ -682,7 +682,7 @@ paths:
                 properties:
                   tenant: {$ref: "#/components/schemas/Slug"}
                   stream: {$ref: "#/components/schemas/Slug"}
-                  origin: {type: string, description: The packager node, when one is registered.}
+                  origin: {type: string, description: "The packager node, when one is registered."}
                   playbackURL: {type: string}
                   thumbnailURL: {type: string}
         default: {$ref: "#/components/responses/Error"}
@@ -1202,7 +1202,7 @@ components:
         reconnectWindowSeconds: {type: integer, description: "Seconds a dropped publisher has to come back; absent - the ingest's default."}
         pinned: {type: boolean, description: Pinned to the top of the tenant's stories feed.}
         keyPrefix: {type: string}
-        origin: {type: string, description: The packager node it plays from, when placed.}
+        origin: {type: string, description: "The packager node it plays from, when placed."}
         createdAt: {type: string, format: date-time}
         session: {$ref: "#/components/schemas/Session"}
         health:
@@ -1232,7 +1232,7 @@ components:
               width: {type: integer}
               height: {type: integer}
               bitrate: {type: integer}
-        viewers: {type: integer, minimum: 0, description: While live - viewers in the last 30 s, as its packager counts them.}
+        viewers: {type: integer, minimum: 0, description: "While live - viewers in the last 30 s, as its packager counts them."}
     Recording:
       type: object
       required: [id, tenant, stream, packagerNode, path, state, bytes, startedAt]

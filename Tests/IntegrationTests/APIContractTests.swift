@@ -32,6 +32,16 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: widened) }
         let caughtAccess = try await ServiceProcess.run(python, [Self.checker, widened, Self.document])
         #expect(caughtAccess.status != 0 && caughtAccess.output.contains("GET /v1/tenants tenant"), "\(caughtAccess.output)")
+        // And a text that a comma splits inside a flow mapping (YAML cuts it short and reads the
+        // rest as a key without a value; swift-openapi-generator refuses such a document).
+        let text = try String(contentsOfFile: Self.document, encoding: .utf8)
+        let quoted = #"description: "A playback token, for a private stream."}"#
+        #expect(text.contains(quoted))
+        let split = FileManager.default.temporaryDirectory.appendingPathComponent("storecast-openapi-\(UUID().uuidString.prefix(8)).yaml").path
+        try text.replacingOccurrences(of: quoted, with: "description: A playback token, for a private stream.}").write(toFile: split, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: split) }
+        let caughtSplit = try await ServiceProcess.run(python, [Self.checker, file, split])
+        #expect(caughtSplit.status != 0 && caughtSplit.output.contains("/for a private stream."), "\(caughtSplit.output)")
     }
 
     @Test func schemathesisFindsNoServerErrorAndNoAnswerOutsideTheDocument() async throws {

@@ -121,13 +121,24 @@ enum PackagerHTTP {
                 return try await mediaPlaylist(store: store, settings: settings, rendered: rendered, request: request, context: context,
                                         at: try RenditionAddress(context.parameters, inGeneration: inGeneration))
             }
-            live.get("\(directory)/:\(RenditionAddress.fileParameter(inGeneration: inGeneration))") { request, context -> Response in
+            let file = RouterPath("\(directory)/:\(RenditionAddress.fileParameter(inGeneration: inGeneration))")
+            @Sendable func answer(_ request: Request, _ context: PackagerRequestContext) async throws -> Response {
                 let address = try RenditionAddress(context.parameters, inGeneration: inGeneration)
                 return try await media(store: store, settings: settings, request: request, context: context, at: address,
                                        file: try context.parameters.require(RenditionAddress.fileParameter(inGeneration: inGeneration)))
             }
+            live.get(file, use: answer)
+            live.head(file) { request, context in headOnly(try await answer(request, context)) }
         }
         return router
+    }
+
+    /// A HEAD's answer from its GET's: the same status and fields, no body. A part still being
+    /// made is streamed without a length, so its HEAD gives none either; Hummingbird's generated
+    /// HEAD (the other routes) would say `Content-Length: 0` there.
+    static func headOnly(_ response: Response) -> Response {
+        guard response.headers[.contentLength] == nil else { return response.createHeadResponse() }
+        return Response(status: response.status, headers: response.headers, body: ResponseBody(contentLength: nil) { writer in try await writer.finish(nil) })
     }
 
     /// The token the gate accepted, to carry into the URIs of a playlist ("" for public streams).

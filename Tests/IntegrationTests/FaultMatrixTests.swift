@@ -100,10 +100,11 @@ import Testing
             }
             try await Task.sleep(until: resume)
             kill(publisher.process.processIdentifier, SIGCONT)
-            // The publisher bursts to catch up; then every rendition must advance steadily for 5 s.
+            // The publisher bursts to catch up (its backlog goes through in a few seconds); from
+            // 4 s after the resume, every rendition must advance steadily for 5 s at live pace.
             let resumed = watcher.elapsed
-            let recovered = await StorecastStack.eventually(timeout: .seconds(15)) { watcher.everyRenditionAdvances(since: resumed, for: 5) }
-            #expect(recovered, "every rendition advances steadily within 15 s of the \(stall) s stall:\n\(stack.logs())")
+            let recovered = await StorecastStack.eventually(timeout: .seconds(20)) { watcher.everyRenditionAdvances(since: resumed + 4, for: 5) }
+            #expect(recovered, "every rendition advances steadily within 20 s of the \(stall) s stall:\n\(stack.logs())")
             windows.append(("SIGSTOP \(stall) s", from...watcher.elapsed, Double(stall) + Self.segment))
         }
         let end = watcher.elapsed
@@ -286,11 +287,11 @@ import Testing
         }
         kill(target.process.processIdentifier, SIGCONT)
         let resumed = watcher.elapsed
-        // The consumer reads 20 s of backlog first (on a loaded CI machine that takes a while),
-        // then every rendition must advance steadily for 6 s.
+        // The consumer reads 20 s of backlog first (on a loaded CI machine that takes a while);
+        // from 6 s after it reads again, every rendition must advance steadily for 6 s.
         let recovered = await StorecastStack.eventually(timeout: .seconds(30)) {
             for p in others { peak[p.name] = max(peak[p.name] ?? 0, Self.residentMiB(p)) }
-            return watcher.everyRenditionAdvances(since: resumed, for: 6)
+            return watcher.everyRenditionAdvances(since: resumed + 6, for: 6)
         }
         #expect(recovered, "every rendition advances steadily within 30 s of \(stuck) reading again:\n\(stack.logs())")
         let end = watcher.elapsed

@@ -112,6 +112,8 @@ import Testing
             return .init(time: time, recoveries: recoveries, shown: probe)
         }
         #expect(recovery.resumedAfter != nil, "the feed started the starved player again and its show played on; every 250 ms [time, recoveries, paused, live edge, buffered]: \(recovery.samples)")
+        let replaced = try await browser.evaluate("return window.storecastFeed.hlsOf('bravo') !== window.storecastWedged.hls") as? Bool
+        #expect(replaced == true, "the wedged player got a new hls.js (a jump alone cannot cure a wedge)")
         #expect(recovery.frozeFor < .seconds(5), "the show on screen froze \(recovery.frozeFor)")
         print("FeedTests: a wedged player was started again; the show froze \(recovery.frozeFor)")
 
@@ -162,7 +164,7 @@ import Testing
 
         let packager = try #require(stack.service("storecast-packager"))
         let stoppedAt = ContinuousClock.now
-        let before = await probe()?.time ?? 0
+        let before = try #require(await probe()?.time, "the feed's player can be read before the stop")
         packager.stop(grace: 15)
         try await Task.sleep(for: .seconds(1))  // systemd's RestartSec
         try stack.restart("storecast-packager")

@@ -92,8 +92,9 @@ final class RenditionWatcher: @unchecked Sendable {
     }
 
     /// Whether every rendition has listed parts steadily (no gap over `gap` seconds) for the
-    /// last `seconds`, all after `since`: a fault test waits for this after the fault ends,
-    /// instead of a fixed time, and then judges the whole timeline.
+    /// last `seconds`, all after `since`: a fault test waits for this after the fault ends
+    /// (with `since` past the backlog's burst, so the stretch is at live pace), instead of a
+    /// fixed time, and then judges the whole timeline.
     func everyRenditionAdvances(since: Double, for seconds: Double, gap: Double = 1.5) -> Bool {
         lock.lock()
         defer { lock.unlock() }

@@ -12,8 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools=.build/test-tools
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/storecast/test-tools-$(cat deploy/local/test-tools.sh deploy/local/test-tools.constraints.txt | sha256sum | cut -c1-16)"
+# A checkout linked to the tools of older pins is linked again, to the current ones.
+if [[ -L "$tools" && "$(readlink "$tools")" != "$cache" ]]; then rm "$tools"; fi
 if [[ ! -e "$tools" ]]; then
-    cache="${XDG_CACHE_HOME:-$HOME/.cache}/storecast/test-tools-$(cat deploy/local/test-tools.sh deploy/local/test-tools.constraints.txt | sha256sum | cut -c1-16)"
     mkdir -p "$cache" .build
     ln -s "$cache" "$tools"
 fi

@@ -102,16 +102,11 @@ import Testing
             """)
         let recoveriesBefore = (try await browser.evaluate("return window.storecastFeed.recoveries") as? NSNumber)?.intValue ?? 0
         let recovery = try await WedgeRecovery.watch(from: nil, recoveriesBefore: recoveriesBefore) {
-            let probe = try await browser.evaluate("""
-                const f = window.storecastFeed, v = f.videoOf('bravo'), h = f.hlsOf('bravo'), d = h && h.latestLevelDetails;
-                if (!v) return [];
-                return [v.currentTime, f.recoveries, v.paused, d ? d.edge : -1,
-                        Array.from({length: v.buffered.length}, (_, i) => v.buffered.start(i).toFixed(2) + '-' + v.buffered.end(i).toFixed(2)).join(' ')];
-                """) as? [Any] ?? []
-            guard probe.count == 5, let time = (probe[0] as? NSNumber)?.doubleValue, let recoveries = (probe[1] as? NSNumber)?.intValue else { return nil }
+            let probe = await Self.player("bravo", in: browser)
+            guard probe.count == 6, let time = (probe[0] as? NSNumber)?.doubleValue, let recoveries = (probe[1] as? NSNumber)?.intValue else { return nil }
             return .init(time: time, recoveries: recoveries, shown: probe)
         }
-        #expect(recovery.resumedAfter != nil, "the feed started the starved player again and its show played on; every 250 ms [time, recoveries, paused, live edge, buffered]: \(recovery.samples)")
+        #expect(recovery.resumedAfter != nil, "the feed started the starved player again and its show played on; every 250 ms [time, recoveries, errors, paused, live edge, buffered]: \(recovery.samples)")
         let replaced = try await browser.evaluate("return window.storecastFeed.hlsOf('bravo') !== window.storecastWedged.hls") as? Bool
         #expect(replaced == true, "the wedged player got a new hls.js (a jump alone cannot cure a wedge)")
         #expect(recovery.frozeFor < .seconds(5), "the show on screen froze \(recovery.frozeFor)")
@@ -146,12 +141,7 @@ import Testing
         let browser = try await WebDriverSession(logDirectory: stack.logDirectory)
         try await browser.navigate("\(cdn)/feed/shop")
         func probe() async -> (time: Double, shown: [Any])? {
-            let values = (try? await browser.evaluate("""
-                const f = window.storecastFeed, v = f && f.videoOf('alpha'), h = f && f.hlsOf('alpha'), d = h && h.latestLevelDetails;
-                if (!v) return [];
-                return [v.currentTime, f.recoveries, f.errors || 0, v.paused, d ? d.edge : -1,
-                        Array.from({length: v.buffered.length}, (_, i) => v.buffered.start(i).toFixed(2) + '-' + v.buffered.end(i).toFixed(2)).join(' ')];
-                """) as? [Any]) ?? []
+            let values = await Self.player("alpha", in: browser)
             guard values.count == 6, let time = (values[0] as? NSNumber)?.doubleValue else { return nil }
             return (time, values)
         }
@@ -184,5 +174,16 @@ import Testing
         #expect(last - before > 12, "the show played on after the origin restarted; every 250 ms [time, recoveries, errors, paused, live edge, buffered]: \(samples)")
         #expect(longest < .seconds(5), "the show on screen stood still \(longest); every 250 ms [time, recoveries, errors, paused, live edge, buffered]: \(samples)")
         _ = await stack.stop()
+    }
+
+    /// A feed player as the tests read it: [video time, the feed's recoveries, its fatal errors,
+    /// paused, hls.js's live edge, buffered ranges]; empty when the show has no player.
+    static func player(_ stream: String, in browser: WebDriverSession) async -> [Any] {
+        (try? await browser.evaluate("""
+            const f = window.storecastFeed, v = f && f.videoOf('\(stream)'), h = f && f.hlsOf('\(stream)'), d = h && h.latestLevelDetails;
+            if (!v) return [];
+            return [v.currentTime, f.recoveries, f.errors || 0, v.paused, d ? d.edge : -1,
+                    Array.from({length: v.buffered.length}, (_, i) => v.buffered.start(i).toFixed(2) + '-' + v.buffered.end(i).toFixed(2)).join(' ')];
+            """) as? [Any]) ?? []
     }
 }

@@ -13,15 +13,16 @@ public struct FragmentSample: Equatable, Sendable {
     }
 }
 
-/// A CMAF chunk (ISO/IEC 23000-19 section 7.3.2.3): `moof` + `mdat` for one track. A segment is
-/// one or more of these; an LL-HLS part is exactly one.
+/// A CMAF chunk (ISO/IEC 23000-19 section 7.3.2.3): `moof` + `mdat` for one track, after the
+/// `emsg` boxes of events it carries. A segment is one or more of these; an LL-HLS part is
+/// exactly one.
 public enum MediaFragment {
     /// sample_depends_on = 2 (does not depend on others).
     static let syncSampleFlags: UInt32 = 0x0200_0000
     /// sample_depends_on = 1, sample_is_non_sync_sample = 1.
     static let nonSyncSampleFlags: UInt32 = 0x0101_0000
 
-    public static func make(sequenceNumber: UInt32, trackID: UInt32 = 1, baseMediaDecodeTime: UInt64, samples: [FragmentSample]) -> [UInt8] {
+    public static func make(sequenceNumber: UInt32, trackID: UInt32 = 1, baseMediaDecodeTime: UInt64, samples: [FragmentSample], events: [EventMessage] = []) -> [UInt8] {
         var b = BoxWriter()
         var dataOffsetPosition = 0
         b.box("moof") { b in
@@ -49,6 +50,8 @@ public enum MediaFragment {
         b.u32(UInt32(payload + 8))
         b.fourCC("mdat")
         for s in samples { b.append(s.data) }
-        return b.bytes
+        // Events go before the moof, where a CMAF chunk carries them; the moof's data offset
+        // counts from the moof itself, so they move nothing.
+        return events.isEmpty ? b.bytes : events.flatMap(\.box) + b.bytes
     }
 }

@@ -41,6 +41,7 @@ final class PackagingPipeline: ZMQActorBody {
     private var received = ContinuousClock.now
     private var renditionsReported: [Int64: (session: Int64, renditions: [StreamLiveStatus.Rendition])] = [:]
     private let healthChanges = Counter(label: "storecast_packager_health_changes_total")
+    private let cardsInBand = Counter(label: "storecast_packager_highlights_in_band_total")
     /// Streams started here whose first part is not out yet, by key: (stream id, session id).
     private var awaitingLive: [String: (streamID: Int64, sessionID: Int64)] = [:]
     /// Resumptions not claimed within this long after start belong to shows that did not come back.
@@ -105,6 +106,16 @@ final class PackagingPipeline: ZMQActorBody {
         }
         if !resumptions.isEmpty, now > resumptionDeadline { resumptions = [:] }
         admission.expire(now: now)
+        // Product cards into the media too (``InBandCards``), once each, in every video rendition.
+        let wall = Date().timeIntervalSince1970
+        for key in packager.keys {
+            guard let cards = store.package(key)?.highlights, !cards.isEmpty else { continue }
+            let carried = packager.carry(cards, key: key, now: wall)
+            if !carried.isEmpty {
+                cardsInBand.increment(by: carried.count)
+                logger.debug("product cards carried in band", metadata: ["stream": "\(key)", "cards": "\(carried)"])
+            }
+        }
         for report in health.evaluate(now: now) {
             healthChanges.increment()
             let key = packager.key(of: report.streamID) ?? "\(report.streamID)"

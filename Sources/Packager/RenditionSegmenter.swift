@@ -119,6 +119,8 @@ public struct RenditionSegmenter: Sendable {
     private var discontinuityNext = false
     /// Set while splicing: video units are dropped until a keyframe at or after this time.
     private var spliceResume: Int64?
+    /// Events the next chunk carries (`emsg` boxes before its `moof`).
+    private var pendingEvents: [EventMessage] = []
 
     /// Times the timeline went back and was spliced, and units dropped as already packaged.
     public private(set) var splices = 0
@@ -164,6 +166,22 @@ public struct RenditionSegmenter: Sendable {
     public var clockAnchor: ClockAnchor?
 
     public var isVideo: Bool { track.kind == .video }
+
+    /// Carries an ID3 tag in band, in the next chunk written: an `emsg` (``EventMessage``, the
+    /// AOM ID3 scheme) starting at `wallSeconds` (seconds since 1970) on this track's timeline,
+    /// through the stream's clock anchor, as PROGRAM-DATE-TIME maps it. False when nothing is
+    /// anchored yet or the time falls before the timeline's start.
+    public mutating func carry(id3 tag: [UInt8], id: UInt32, wallSeconds: Double, duration: Double?) -> Bool {
+        guard let anchor = clockAnchor else { return false }
+        let scale = Double(track.timescale)
+        let ticks = ((wallSeconds - anchor.wallSeconds + anchor.streamSeconds) * scale).rounded()
+        guard ticks.isFinite, ticks >= 0, ticks < 0x1p63 else { return false }
+        let length = duration.map { ($0 * scale).rounded() }
+        let eventDuration = length.flatMap { $0.isFinite && $0 >= 0 && $0 < Double(EventMessage.unknownDuration) ? UInt32($0) : nil } ?? EventMessage.unknownDuration
+        pendingEvents.append(EventMessage(schemeIdURI: EventMessage.id3Scheme, timescale: track.timescale, presentationTime: UInt64(ticks),
+                                          eventDuration: eventDuration, id: id, messageData: tag))
+        return true
+    }
 
     /// Marks the next segment as following a discontinuity (a video cut still pending belongs
     /// to the old timeline).
@@ -337,7 +355,8 @@ public struct RenditionSegmenter: Sendable {
     /// Writes the open part's samples not yet in a chunk as the next chunk.
     private mutating func flushChunk() -> PartChunk {
         let start = (partStart ?? 0) + chunkedTicks
-        let bytes = MediaFragment.make(sequenceNumber: nextFragment, baseMediaDecodeTime: UInt64(max(0, start)), samples: Array(partSamples[chunkedSamples...]))
+        let bytes = MediaFragment.make(sequenceNumber: nextFragment, baseMediaDecodeTime: UInt64(max(0, start)), samples: Array(partSamples[chunkedSamples...]), events: pendingEvents)
+        pendingEvents = []
         nextFragment &+= 1
         let chunk = PartChunk(sequence: nextSequence, index: segmentParts.count, offset: partChunks.reduce(0) { $0 + $1.count }, bytes: bytes)
         partChunks.append(bytes)

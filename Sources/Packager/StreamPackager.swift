@@ -50,6 +50,8 @@ struct StreamPackager {
         /// The last announce taken: the transcoder repeats it at every keyframe (so a packager
         /// that restarted picks the stream up), and a repeat changes nothing.
         var announce: StreamAnnounce?
+        /// The product cards already carried in band (``InBandCards``), by date range ID.
+        var carried: Set<String> = []
     }
 
     let configuration: Configuration
@@ -60,6 +62,35 @@ struct StreamPackager {
     }
 
     func key(of streamID: Int64) -> String? { streams[streamID]?.key }
+
+    /// The keys of the streams being packaged.
+    var keys: [String] { streams.values.map(\.key) }
+
+    /// Product cards of the stream under `key` (its package's date ranges): each one not carried
+    /// yet goes in band into the next chunk of every video rendition (``InBandCards``). A card
+    /// that started more than ``InBandCards/horizon`` before `now` (seconds since 1970) is
+    /// passed over; one that cannot be placed yet (nothing anchored) waits for the next call.
+    /// Returns the cards carried.
+    mutating func carry(_ cards: [DateRange], key: String, now: Double) -> [String] {
+        guard let id = streams.first(where: { $0.value.key == key })?.key, var stream = streams[id] else { return [] }
+        var carried: [String] = []
+        for card in cards where !stream.carried.contains(card.id) {
+            guard card.startDate >= now - InBandCards.horizon, let tag = InBandCards.tag(card) else {
+                stream.carried.insert(card.id)
+                continue
+            }
+            var placed = false
+            for track in stream.segmenters.keys.sorted() where stream.segmenters[track]?.isVideo == true {
+                if stream.segmenters[track]?.carry(id3: tag, id: InBandCards.eventID(card), wallSeconds: card.startDate, duration: card.duration) == true { placed = true }
+            }
+            guard placed else { continue }
+            stream.carried.insert(card.id)
+            carried.append(card.id)
+        }
+        stream.carried.formIntersection(cards.map(\.id))  // the package lists a show's recent cards only
+        streams[id] = stream
+        return carried
+    }
 
     /// The streams that sent something since the last call.
     mutating func takeHeard() -> Set<Int64> {

@@ -60,6 +60,34 @@ import Testing
             cards = (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]) ?? []
             return cards.contains { $0["title"] as? String == "Blue hat" }
         }
+        // In band too: hls.js read each card's ID3 `emsg` from the media (its `id3` metadata
+        // cues) at the same time as the card's date range (its `dateranges` cues).
+        let inBand = #"""
+            const out = [];
+            for (const t of document.getElementById('player').textTracks) {
+              if (t.kind !== 'metadata') continue;
+              if (t.mode === 'disabled') t.mode = 'hidden';
+              for (const c of Array.from(t.cues || [])) out.push({ label: t.label, id: c.id, start: c.startTime, info: c.value && c.value.info, data: c.value && c.value.data });
+            }
+            return JSON.stringify(out);
+            """#
+        var cues: [[String: Any]] = []
+        func starts(_ n: Int) -> (emsg: Double?, dateRange: Double?) {
+            let emsg = cues.first { ($0["info"] as? String) == "com.storecast.highlight" && (($0["data"] as? String) ?? "").contains(#""ID":"highlight-\#(n)""#) }
+            let range = cues.first { ($0["id"] as? String) == "highlight-\(n)" }
+            return (emsg?["start"] as? Double, range?["start"] as? Double)
+        }
+        _ = await StorecastStack.eventually(timeout: .seconds(10)) {
+            let json = (try? await browser.evaluate(inBand)) as? String ?? "[]"
+            cues = (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]) ?? []
+            return posted.allSatisfy { starts($0.id).emsg != nil && starts($0.id).dateRange != nil }
+        }
+        for sent in posted {
+            let (emsg, range) = starts(sent.id)
+            guard let emsg, let range else { Issue.record("highlight-\(sent.id): an in-band cue and a date-range cue: \(cues)"); continue }
+            print("HighlightTests: highlight-\(sent.id) in band at \(Int(((emsg - range) * 1000).rounded())) ms from its date range")
+            #expect(abs(emsg - range) < 0.1, "highlight-\(sent.id): the in-band card starts with its date range: emsg \(emsg) s, date range \(range) s")
+        }
         let onScreen = (try? await browser.evaluate("const c = document.getElementById('card'); return c.hidden ? 'hidden' : c.querySelector('.title').textContent")) as? String
         let errors = (try? await browser.evaluate("return JSON.stringify(window.storecastErrorDetails || [])")) as? String ?? "?"
         await browser.close()

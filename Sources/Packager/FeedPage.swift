@@ -114,18 +114,23 @@ enum FeedPage {
 
         function startPlayer(show, play) {
           let p = players.get(show.stream);
+          // A show swiped back into the next slot was playing: it is swiped away like any other
+          // (destroyed, its requests stop) and preloaded again from its live edge, not left
+          // playing off screen.
+          if (p && p.playing && !play) { stopPlayer(show.stream); p = null; }
           if (!p) {
             const video = document.createElement('video');
             video.muted = true; video.playsInline = true; video.preload = 'auto';
             video.style.opacity = '0';
             slides.get(show.stream).el.insertBefore(video, slides.get(show.stream).el.querySelector('.meta'));
-            p = { video, hls: null, stream: show.stream, catchUp: null, watch: null };
+            p = { video, hls: null, stream: show.stream, catchUp: null, watch: null, playing: false };
             if (useHlsJS) { attachHls(p, show.playbackUrl, play); p.watch = watch(p, show.playbackUrl); } else video.src = show.playbackUrl;
             players.set(show.stream, p);
             followCards(p);
             window.storecastFeed.maxPlayers = Math.max(window.storecastFeed.maxPlayers, players.size);
           }
           if (play) {
+            p.playing = true;
             if (p.hls) { p.hls.config.maxBufferLength = 4; p.hls.config.maxMaxBufferLength = 30; }
             const shown = () => { p.video.style.opacity = '1'; };
             if ('requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(shown); else p.video.addEventListener('playing', shown, { once: true });

@@ -112,6 +112,34 @@ import Testing
         #expect(recovery.frozeFor < .seconds(5), "the show on screen froze \(recovery.frozeFor)")
         print("FeedTests: a wedged player was started again; the show froze \(recovery.frozeFor)")
 
+        // A swipe back: charlie plays, and bravo, swiped away into the next slot, is not left
+        // playing off screen: its player is destroyed and bravo preloaded again, paused.
+        _ = try await browser.evaluate("window.storecastFeed.go(-1); return true")
+        var bravo: [(paused: Bool, time: Double)] = []
+        let preloadedAgain = await StorecastStack.eventually(timeout: .seconds(10)) {
+            let probe = (try? await browser.evaluate("""
+                const f = window.storecastFeed, v = f.videoOf('bravo');
+                return [f.players().join(','), f.destroyed.filter(d => d.stream === 'bravo').length, v ? v.paused : null, v ? v.currentTime : -1];
+                """)) as? [Any] ?? []
+            guard probe.count == 4, probe[0] as? String == "charlie,bravo", (probe[1] as? NSNumber)?.intValue == 1, let paused = probe[2] as? Bool else { return false }
+            bravo.append((paused, (probe[3] as? NSNumber)?.doubleValue ?? -1))
+            try? await Task.sleep(for: .milliseconds(150))
+            return bravo.count >= 6  // six readings over about 1.5 s
+        }
+        s = await state()
+        #expect(preloadedAgain, "after a swipe back, charlie plays and bravo waits in the next slot with a new player: \(s["players"] ?? "?"), destroyed \(s["destroyed"] ?? "?")")
+        // Paused throughout; its time is set once, to where hls.js starts it, and then stands.
+        let placed = bravo.map(\.time).filter { $0 > 0 }
+        #expect(bravo.allSatisfy(\.paused) && (placed.max() ?? 0) - (placed.min() ?? 0) < 0.3, "bravo's video does not play in the next slot: \(bravo)")
+        #expect((s["maxPlayers"] as? Int ?? 99) <= 2 && (s["videos"] as? Int ?? 99) <= 2, "never more than two players: \(s["maxPlayers"] ?? "?")")
+        _ = try await browser.evaluate("window.storecastFeed.go(1); return true")
+        let swipedOn = await StorecastStack.eventually(timeout: .seconds(10)) {
+            ((await state()["swipes"] as? [[String: Any]])?.map { $0["to"] as? String ?? "" } ?? []) == ["charlie", "bravo", "charlie", "bravo"]
+        }
+        s = await state()
+        #expect(swipedOn, "back and forth: \(s["swipes"] ?? "?")")
+        for swipe in (s["swipes"] as? [[String: Any]] ?? []).dropFirst(2) { print("FeedTests: swipe back and forth to \(swipe["to"] ?? "?"): first frame \(Int((swipe["ms"] as? Double ?? -1).rounded())) ms after the swipe") }
+
         // charlie's publisher stops: the show ends and drops out of the feed without a reload.
         publishers["charlie"]?.stop(grace: 1)
         let dropped = await StorecastStack.eventually(timeout: .seconds(60)) {

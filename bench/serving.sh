@@ -80,7 +80,7 @@ stop_nginx() { kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_c
 rps_wrk() { awk '/Requests\/sec/ {print $2}' "$1"; }
 rps_h2() { awk '/finished in/ {print $4}' "$1"; }
 measure() {  # $1 label, $2 http url, $3 https url
-    wrk -t2 -c1000 -d"${SECS}s" "$2" > "$out/serving-wrk-$1.txt" 2>&1
+    wrk -t2 -c1000 -d"${SECS}s" --latency "$2" > "$out/serving-wrk-$1.txt" 2>&1
     if grep -q "Non-2xx\|Socket errors" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: wrk saw errors (a refused connection counts fewer clients):" >&2; grep "Non-2xx\|Socket errors" "$out/serving-wrk-$1.txt" >&2; fi
     h2load -c100 -m10 -t2 -D "$SECS" "$3" > "$out/serving-h2load-$1.txt" 2>&1
     grep -q " 0 failed, 0 errored" "$out/serving-h2load-$1.txt" || echo "($1: h2load saw failures, see $out/serving-h2load-$1.txt)" >&2
@@ -104,6 +104,13 @@ def wrk(label):
     m = re.search(r"Requests/sec:\s+([\d.]+)", open(f"{out}/serving-wrk-{label}.txt").read())
     if not m: sys.exit(f"no wrk figure for {label}")
     return float(m.group(1))
+def tail(label):
+    t = open(f"{out}/serving-wrk-{label}.txt").read()
+    m = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", t)
+    if not m: sys.exit(f"no wrk p99 for {label}")
+    p99 = float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)]
+    late = re.search(r"timeout (\d+)", t)
+    return p99, int(late.group(1)) if late else 0
 def h2(label):
     m = re.search(r"finished in [\d.]+s, ([\d.]+) req/s", open(f"{out}/serving-h2load-{label}.txt").read())
     if not m: sys.exit(f"no h2load figure for {label}")
@@ -114,4 +121,9 @@ print("|---|---|---|---|---|---|")
 d1, m1, d2, m2 = wrk("nginx-defaults"), wrk("nginx-matched"), h2("nginx-defaults"), h2("nginx-matched")
 print(f"| HTTP/1.1 keep-alive, wrk 1,000 connections | {s1:,.0f} req/s | {d1:,.0f} | {s1/d1:.2f}x | {m1:,.0f} | {s1/m1:.2f}x |")
 print(f"| HTTP/2 over TLS, h2load 100 connections x 10 streams | {s2:,.0f} req/s | {d2:,.0f} | {s2/d2:.2f}x | {m2:,.0f} | {s2/m2:.2f}x |")
+print()
+print("| HTTP/1.1 tail, wrk 1,000 connections | Storecast | nginx defaults | nginx matched |")
+print("|---|---|---|---|")
+(sp, st), (dp, dt), (mp, mt) = tail("storecast"), tail("nginx-defaults"), tail("nginx-matched")
+print(f"| p99 latency / answers over 2 s (wrk's timeouts) | {sp:,.0f} ms / {st} | {dp:,.0f} ms / {dt} | {mp:,.0f} ms / {mt} |")
 PY

@@ -94,7 +94,8 @@ public final class MetricsCollectorService: Service, Sendable {
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
         }
-        let app = Application(router: router, server: .guardedHTTP1(limits: config.httpLimits, listener: "metrics-http", logger: logger), configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-metrics", limits: config.httpLimits), logger: logger)
+        let app = Application(router: router, server: .guardedHTTP1(limits: config.httpLimits, listener: "metrics-http", logger: logger), configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-metrics", limits: config.httpLimits),
+                              onServerRunning: config.httpLimits.onServerRunning, logger: logger)
         logger.info("metrics collector ready", metadata: ["sub": "\(config.subscribeEndpoint)", "http": "\(config.httpHost):\(config.httpPort)"])
         try await app.run()
     }

@@ -187,6 +187,7 @@ public final class PackagerService: Service, Sendable {
             // Media already in memory is answered below the router (MediaFastPath).
             server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger, inFrontOfRouter: hotPath),
             configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-packager", limits: config.httpLimits),
+            onServerRunning: config.httpLimits.onServerRunning,
             logger: logger)
         // The same origin over TLS, HTTP/2 where the client offers it (browsers do); each
         // HTTP/2 stream has the hot path too.
@@ -196,6 +197,7 @@ public final class PackagerService: Service, Sendable {
                     router: PackagerHTTP.router(store: store, settings: origin, gate: gate, viewers: viewers),
                     server: .guardedHTTP2(tls: tls, limits: config.httpLimits, listener: "packager-https", logger: logger, inFrontOfRouter: hotPath),
                     configuration: .guarded(host: config.httpHost, port: listener.port, serverName: "storecast-packager", limits: config.httpLimits),
+                    onServerRunning: config.httpLimits.onServerRunning,
                     logger: logger)
             }
         }

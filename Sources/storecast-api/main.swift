@@ -45,7 +45,8 @@ struct APICommand: AsyncParsableCommand {
         let app = Application(
             router: ControlAPI.router(catalog: catalog, adminToken: token, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: Set(trustedProxy), webhooks: webhooks, feed: feed),
             server: ControlAPI.server(limits: httpLimits, catalog: catalog, feed: feed, logger: logger),
-            configuration: .guarded(host: httpHost, port: httpPort, serverName: "storecast-api", limits: httpLimits), logger: logger)
+            configuration: .guarded(host: httpHost, port: httpPort, serverName: "storecast-api", limits: httpLimits),
+            onServerRunning: httpLimits.onServerRunning, logger: logger)
         let telemetry = TelemetryReporter(collectorEndpoint: metricsEndpoint, service: "api", node: NodeIdentity.defaultNodeID(service: "api"), context: try ClusterKeys.context(option: zmqKeys, role: .api, logger: logger), logger: logger)
         let dispatcher = WebhookDispatcher(database: database, settings: webhooks, logger: logger)
         try await ServiceRunner.run([app, dispatcher, feed, telemetry], logger: logger)

@@ -30,7 +30,7 @@ public struct HTTPConnectionLimits: Sendable {
     /// reconnecting) the kernel's queue then drains 4 at a time between rounds over every busy
     /// connection, and a request sent on a connection still queued waits seconds for its answer
     /// (docs/benchmarks.md: at 1,000 connections p99 0.65–1.27 s, and 319–468 requests over
-    /// 2 s in 10 s; with 64, p99 0.10–0.17 s and none).
+    /// 2 s in 10 s; with 64, p99 0.10–0.31 s and none, over five runs).
     public var acceptsPerWakeup = 64
 
     public init() {}

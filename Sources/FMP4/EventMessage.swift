@@ -31,6 +31,21 @@ public struct EventMessage: Equatable, Sendable {
         self.messageData = messageData
     }
 
+    /// The event as carried by a fragment that starts at `time` (the AOM ID3 scheme: the
+    /// presentation time must fall within the fragment that carries it): one that started
+    /// earlier starts at `time` instead, shortened by as much so it ends when it would have; nil
+    /// when it has ended by then. An event with an unknown duration only moves.
+    public func starting(atOrAfter time: UInt64) -> EventMessage? {
+        guard presentationTime < time else { return self }
+        var moved = self
+        moved.presentationTime = time
+        guard eventDuration != Self.unknownDuration else { return moved }
+        let late = time - presentationTime
+        guard late < UInt64(eventDuration) else { return nil }
+        moved.eventDuration = eventDuration - UInt32(late)
+        return moved
+    }
+
     /// The box: version 1 puts the times first and the strings (null-terminated UTF-8) after them.
     public var box: [UInt8] {
         var b = BoxWriter()

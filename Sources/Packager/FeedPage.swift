@@ -83,7 +83,7 @@ enum FeedPage {
         function followCards(p) {
           let shown = null;
           const onFrame = (now, meta) => {
-            if (!players.has(p.stream)) return;
+            if (players.get(p.stream) !== p) return;  // destroyed, or replaced by a new player
             const c = storecastCardAt(p.video, meta.mediaTime);
             if ((c && c.id) !== (shown && shown.id)) { shown = c; setCard(slides.get(p.stream).el, c); }
             p.video.requestVideoFrameCallback(onFrame);
@@ -107,8 +107,8 @@ enum FeedPage {
           return storecastWatchdog(p.video, () => p.hls, () => {
             if (players.get(p.stream) !== p) return;
             storecastDestroy(p.hls);
-            attachHls(p, url, true);
-            p.video.play().catch(() => {});
+            attachHls(p, url, p.playing);
+            if (p.playing) p.video.play().catch(() => {});
           }, () => { window.storecastFeed.recoveries++; });
         }
 

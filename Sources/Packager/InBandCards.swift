@@ -3,18 +3,16 @@ import Foundation
 import HLS
 
 /// Product cards carried in band (issue 18): besides its EXT-X-DATERANGE, each card goes into
-/// every video rendition's media once, as an ID3 tag in an `emsg` (``EventMessage``) at the
-/// card's start, so a file cut from the show (a recording's segments, a download) keeps its
-/// cards without a playlist. Pure.
+/// every video rendition's media once, as an ID3 tag in an `emsg` (``EventMessage``), so a file
+/// cut from the show (a recording's segments, a download) keeps its cards without a playlist.
+/// The event starts with the card, or, where that moment is already written, with the first
+/// chunk written after the packager read the card (the AOM scheme wants the event's time
+/// within the chunk that carries it). Pure.
 ///
 /// The tag holds one `TXXX` frame: the description is the date range's CLASS, the value a JSON
 /// object with the date range's own attribute names (`ID`, `CLASS`, `START-DATE`, `DURATION`
 /// and the `X-` attributes), so a client reads the same fields from either.
 enum InBandCards {
-    /// A card that started longer ago than this is not carried: a packager that restarted, or a
-    /// rendition added later, would otherwise put old cards into new media.
-    static let horizon: Double = 30
-
     /// The ID3 tag of a card, or nil when it cannot be written.
     static func tag(_ range: DateRange) -> [UInt8]? {
         var fields: [String: Any] = ["ID": range.id, "CLASS": range.classValue, "START-DATE": ProgramDateTime.format(range.startDate)]

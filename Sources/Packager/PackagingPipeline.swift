@@ -106,16 +106,7 @@ final class PackagingPipeline: ZMQActorBody {
         }
         if !resumptions.isEmpty, now > resumptionDeadline { resumptions = [:] }
         admission.expire(now: now)
-        // Product cards into the media too (``InBandCards``), once each, in every video rendition.
-        let wall = Date().timeIntervalSince1970
-        for key in packager.keys {
-            guard let cards = store.package(key)?.highlights, !cards.isEmpty else { continue }
-            let carried = packager.carry(cards, key: key, now: wall)
-            if !carried.isEmpty {
-                cardsInBand.increment(by: carried.count)
-                logger.debug("product cards carried in band", metadata: ["stream": "\(key)", "cards": "\(carried)"])
-            }
-        }
+        carryCards(now: now)
         for report in health.evaluate(now: now) {
             healthChanges.increment()
             let key = packager.key(of: report.streamID) ?? "\(report.streamID)"
@@ -154,6 +145,25 @@ final class PackagingPipeline: ZMQActorBody {
             logger.warning("undecodable message in a batch of renditions; the rest of the batch is used", metadata: ["error": "\(error)"])
         }
         deliver(message, from: leaseKey == nil ? nil : sender ?? "")
+        if received - cardsLooked >= Self.cardsInterval { carryCards(now: received) }
+    }
+
+    /// How often the packages' product cards are looked at for new ones to carry in band: the
+    /// media written in between is what a card can come late by in band.
+    static let cardsInterval: Duration = .milliseconds(100)
+    private var cardsLooked = ContinuousClock.now
+
+    /// Product cards into the media too (``InBandCards``), once each, in every video rendition.
+    private func carryCards(now: ContinuousClock.Instant) {
+        cardsLooked = now
+        for key in packager.keys {
+            guard let cards = store.package(key)?.highlights, !cards.isEmpty else { continue }
+            let carried = packager.carry(cards, key: key)
+            if !carried.isEmpty {
+                cardsInBand.increment(by: carried.count)
+                logger.debug("product cards carried in band", metadata: ["stream": "\(key)", "cards": "\(carried)"])
+            }
+        }
     }
 
     /// Carries out one message from a transcoder (a batch: each of its messages, in order).

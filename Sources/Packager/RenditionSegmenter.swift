@@ -167,10 +167,12 @@ public struct RenditionSegmenter: Sendable {
 
     public var isVideo: Bool { track.kind == .video }
 
-    /// Carries an ID3 tag in band, in the next chunk written: an `emsg` (``EventMessage``, the
-    /// AOM ID3 scheme) starting at `wallSeconds` (seconds since 1970) on this track's timeline,
-    /// through the stream's clock anchor, as PROGRAM-DATE-TIME maps it. False when nothing is
-    /// anchored yet or the time falls before the timeline's start.
+    /// Carries an ID3 tag in band: an `emsg` (``EventMessage``, the AOM ID3 scheme) starting at
+    /// `wallSeconds` (seconds since 1970) on this track's timeline, through the stream's clock
+    /// anchor, as PROGRAM-DATE-TIME maps it. It goes into the next chunk written that does not
+    /// end before that time; as the scheme requires its time to fall within that chunk, a time
+    /// already written moves to the chunk's start (``EventMessage/starting(atOrAfter:)``).
+    /// False when nothing is anchored yet or the time falls before the timeline's start.
     public mutating func carry(id3 tag: [UInt8], id: UInt32, wallSeconds: Double, duration: Double?) -> Bool {
         guard let anchor = clockAnchor else { return false }
         let scale = Double(track.timescale)
@@ -355,8 +357,11 @@ public struct RenditionSegmenter: Sendable {
     /// Writes the open part's samples not yet in a chunk as the next chunk.
     private mutating func flushChunk() -> PartChunk {
         let start = (partStart ?? 0) + chunkedTicks
-        let bytes = MediaFragment.make(sequenceNumber: nextFragment, baseMediaDecodeTime: UInt64(max(0, start)), samples: Array(partSamples[chunkedSamples...]), events: pendingEvents)
-        pendingEvents = []
+        let samples = Array(partSamples[chunkedSamples...])
+        let (from, end) = (UInt64(max(0, start)), UInt64(max(0, start + samples.reduce(0) { $0 + Int64($1.duration) })))
+        let events = pendingEvents.filter { $0.presentationTime < end }.compactMap { $0.starting(atOrAfter: from) }
+        pendingEvents.removeAll { $0.presentationTime < end }
+        let bytes = MediaFragment.make(sequenceNumber: nextFragment, baseMediaDecodeTime: from, samples: samples, events: events)
         nextFragment &+= 1
         let chunk = PartChunk(sequence: nextSequence, index: segmentParts.count, offset: partChunks.reduce(0) { $0 + $1.count }, bytes: bytes)
         partChunks.append(bytes)

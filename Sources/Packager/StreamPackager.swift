@@ -52,6 +52,9 @@ struct StreamPackager {
         var announce: StreamAnnounce?
         /// The product cards already carried in band (``InBandCards``), by date range ID.
         var carried: Set<String> = []
+        /// When this packager began packaging the stream's current session (seconds since
+        /// 1970): cards that started before it are not carried (``carry(_:key:)``).
+        var since: Double = 0
     }
 
     let configuration: Configuration
@@ -67,15 +70,17 @@ struct StreamPackager {
     var keys: [String] { streams.values.map(\.key) }
 
     /// Product cards of the stream under `key` (its package's date ranges): each one not carried
-    /// yet goes in band into the next chunk of every video rendition (``InBandCards``). A card
-    /// that started more than ``InBandCards/horizon`` before `now` (seconds since 1970) is
-    /// passed over; one that cannot be placed yet (nothing anchored) waits for the next call.
-    /// Returns the cards carried.
-    mutating func carry(_ cards: [DateRange], key: String, now: Double) -> [String] {
+    /// yet goes in band into every video rendition (``InBandCards``,
+    /// ``RenditionSegmenter/carry(id3:id:wallSeconds:duration:)``). A card that started before
+    /// this packager began packaging the stream's current session is passed over: a restarted
+    /// packager's list (the process before it carried those) or the previous show's cards, which
+    /// the package can still list for a moment. One that cannot be placed yet (nothing
+    /// anchored) waits for the next call. Returns the cards carried.
+    mutating func carry(_ cards: [DateRange], key: String) -> [String] {
         guard let id = streams.first(where: { $0.value.key == key })?.key, var stream = streams[id] else { return [] }
         var carried: [String] = []
         for card in cards where !stream.carried.contains(card.id) {
-            guard card.startDate >= now - InBandCards.horizon, let tag = InBandCards.tag(card) else {
+            guard card.startDate >= stream.since, let tag = InBandCards.tag(card) else {
                 stream.carried.insert(card.id)
                 continue
             }
@@ -112,6 +117,10 @@ struct StreamPackager {
         var actions: [Action] = []
         if starting { actions.append(.started(streamID: a.streamID, key: key, tenant: a.tenant, stream: a.streamName)) }
         var stream = streams[a.streamID] ?? Stream(key: key)
+        if starting || stream.announce?.sessionID != a.sessionID {
+            stream.since = wallClock.timeIntervalSince1970
+            stream.carried = []
+        }
         stream.heard = true
         stream.announce = a
         // What is listed, kept current as this announce publishes.

@@ -66,4 +66,23 @@ import Testing
         let dataOffset = moof.offset + Int(BoxTree.u32(trun.payload, 8))
         #expect(Array(carrying[dataOffset..<dataOffset + 3]) == [1, 2, 3])
     }
+
+    /// Golden table: an event moved to the start of the fragment that carries it.
+    static let moves: [(presentation: UInt64, duration: UInt32, fragmentStart: UInt64, expected: (UInt64, UInt32)?)] = [
+        (100, 50, 100, (100, 50)),                                        // on time: unchanged
+        (100, 50, 90, (100, 50)),                                         // later than the start: unchanged
+        (100, 50, 120, (120, 30)),                                        // 20 late: moved, 20 shorter, same end
+        (100, 50, 149, (149, 1)),
+        (100, 50, 150, nil),                                              // over by the fragment's start
+        (100, EventMessage.unknownDuration, 1_000, (1_000, EventMessage.unknownDuration)),  // open: only moves
+    ]
+
+    @Test(arguments: moves.indices)
+    func anEventStartsWithinTheFragmentThatCarriesIt(_ i: Int) {
+        let m = Self.moves[i]
+        let event = EventMessage(schemeIdURI: EventMessage.id3Scheme, timescale: 90_000, presentationTime: m.presentation, eventDuration: m.duration, id: 1, messageData: [])
+        let moved = event.starting(atOrAfter: m.fragmentStart)
+        #expect(moved.map { [$0.presentationTime, UInt64($0.eventDuration)] } == m.expected.map { [$0.0, UInt64($0.1)] }, "case \(i)")
+        #expect(moved.map { $0.messageData == event.messageData && $0.id == event.id } ?? true)
+    }
 }

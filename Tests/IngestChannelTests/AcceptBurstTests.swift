@@ -12,7 +12,6 @@ import Testing
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { $0.eventLoop.makeSucceededVoidFuture() }
             .bind(host: "127.0.0.1", port: 0).get()
-        #expect(try await server.getOption(ChannelOptions.maxMessagesPerRead).get() == 4, "NIO's own default, which the listeners raise")
         var limits = HTTPConnectionLimits()
         #expect(limits.acceptsPerWakeup == 64)
         limits.acceptsPerWakeup = accepts

@@ -22,7 +22,7 @@ import Testing
         #expect(await TestEnvironment.http("PUT", "\(api)/v1/tenants/shop/feed-settings", json: #"{"order":"started"}"#)?.status == 200)
         var publishers: [String: ServiceProcess] = [:]
         for show in ["alpha", "bravo", "charlie"] {
-            publishers[show] = try EndToEndTests.publisher(url: stack.rtmpURL(key: keys[show]!), seconds: show == "charlie" ? 35 : 60,
+            publishers[show] = try EndToEndTests.publisher(url: stack.rtmpURL(key: keys[show]!), seconds: 60,
                                                            logDirectory: stack.logDirectory, size: "426x240", name: "publisher-\(show)")
             try await Task.sleep(for: .milliseconds(1500))
         }

@@ -7,6 +7,7 @@ import Testing
 /// Product cards in band (issue 18) as a golden table: a show's frames and the cards the shell
 /// hands the packager, with the wall clock as a parameter, and the `emsg` boxes each rendition's
 /// parts then carry (rendition, event id, presentation time, duration, in the track's timescale).
+/// The stream's clock is anchored at `wall` on its first frame.
 @Suite struct InBandCardsTests {
     static let wall = StreamPackagerTests.wall.timeIntervalSince1970
     static let audio = TrackConfig(trackID: 3, kind: .audio, codec: "aac", name: "audio", timescale: 48_000, sampleRate: 48_000, channels: 2, config: [0x11, 0x90])
@@ -18,10 +19,13 @@ import Testing
     }
 
     enum Step: Sendable {
-        /// Frames `range` of every track (30 fps, a keyframe every 60), the first anchoring the clock at `wall`.
+        /// An announce of session `session` at `at` (seconds since 1970; the first starts the stream).
+        case announce(session: Int64, at: Double)
+        /// Frames `range` of every track (30 fps, a keyframe every 60; frame f at f / 30 s on the
+        /// stream's clock), the first anchoring the clock at `wall`.
         case frames(Range<Int>)
-        /// The package's cards handed over at `now`; what ``StreamPackager/carry(_:key:now:)`` answered.
-        case carry([DateRange], key: String = "shop/show", now: Double)
+        /// The package's cards handed over; what ``StreamPackager/carry(_:key:)`` answered.
+        case carry([DateRange], key: String = "shop/show")
     }
 
     struct Scenario: Sendable, CustomStringConvertible {
@@ -31,27 +35,40 @@ import Testing
         var description: String { name }
     }
 
+    static let start = Step.announce(session: 1, at: wall)
+
+    /// Parts are 10 frames (1/3 s, 30,000 ticks at 90 kHz); the segmenter holds one frame back,
+    /// so after frames 0..<30 the parts of frames 0–9 and 10–19 are out and the next chunk starts
+    /// at frame 20 (60,000).
     static let scenarios: [Scenario] = [
-        Scenario(name: "a card goes once into the next part of every video rendition, at its start on the track's timeline; audio carries none",
-                 steps: [.frames(0..<30), .carry([card(7, at: wall + 0.5)], now: wall + 1), .frames(30..<70), .carry([card(7, at: wall + 0.5)], now: wall + 2), .frames(70..<130)],
-                 expected: ["carried highlight-7", "360p emsg 7 at 45000 for 360000", "240p emsg 7 at 45000 for 360000", "carried none"]),
-        Scenario(name: "an open card (END-ON-NEXT) has no known duration",
-                 steps: [.frames(0..<30), .carry([card(8, at: wall + 0.25, duration: nil)], now: wall + 1), .frames(30..<40)],
-                 expected: ["carried highlight-8", "360p emsg 8 at 22500 for unknown", "240p emsg 8 at 22500 for unknown"]),
+        Scenario(name: "a card already written goes once into the next chunk of every video rendition, moved to its start and shortened as much; audio carries none",
+                 steps: [start, .frames(0..<30), .carry([card(7, at: wall + 0.5)]), .frames(30..<70), .carry([card(7, at: wall + 0.5)]), .frames(70..<130)],
+                 expected: ["carried highlight-7", "360p emsg 7 at 60000 for 345000", "240p emsg 7 at 60000 for 345000", "carried none"]),
+        Scenario(name: "an open card (END-ON-NEXT) only moves",
+                 steps: [start, .frames(0..<30), .carry([card(8, at: wall + 0.25, duration: nil)]), .frames(30..<40)],
+                 expected: ["carried highlight-8", "360p emsg 8 at 60000 for unknown", "240p emsg 8 at 60000 for unknown"]),
+        Scenario(name: "a card not reached yet waits for the chunk it falls in, at its own time",
+                 steps: [start, .frames(0..<30), .carry([card(6, at: wall + 1.5)]), .frames(30..<70)],
+                 expected: ["carried highlight-6", "360p emsg 6 at 135000 for 360000", "240p emsg 6 at 135000 for 360000"]),
+        Scenario(name: "a card over before the next chunk starts is not carried in band",
+                 steps: [start, .frames(0..<30), .carry([card(5, at: wall + 0.1, duration: 0.2)]), .frames(30..<70)],
+                 expected: ["carried highlight-5"]),
         Scenario(name: "before the stream's first frame nothing is anchored: the card waits for the next call",
-                 steps: [.carry([card(9, at: wall)], now: wall), .frames(0..<10), .carry([card(9, at: wall)], now: wall + 0.5), .frames(10..<30)],
+                 steps: [start, .carry([card(9, at: wall)]), .frames(0..<10), .carry([card(9, at: wall)]), .frames(10..<30)],
                  expected: ["carried none", "carried highlight-9", "360p emsg 9 at 0 for 360000", "240p emsg 9 at 0 for 360000"]),
-        Scenario(name: "a card older than the horizon (a restarted packager's list) is passed over, for good",
-                 steps: [.frames(0..<30), .carry([card(1, at: wall - 31)], now: wall), .carry([card(1, at: wall - 31)], now: wall - 10), .frames(30..<70)],
+        Scenario(name: "a card that started before this packager took the show (a restarted packager's list) is passed over, for good",
+                 steps: [start, .frames(1200..<1230), .carry([card(1, at: wall - 1)]), .frames(1230..<1270), .carry([card(1, at: wall - 1)]), .frames(1270..<1300)],
                  expected: ["carried none", "carried none"]),
-        Scenario(name: "two cards in one call go into the same chunk, in order; a later one into a later chunk",
-                 steps: [.frames(0..<30), .carry([card(2, at: wall + 0.1), card(3, at: wall + 0.9)], now: wall + 1), .frames(30..<40),
-                         .carry([card(2, at: wall + 0.1), card(3, at: wall + 0.9), card(4, at: wall + 1.2)], now: wall + 1.3), .frames(40..<50)],
-                 expected: ["carried highlight-2 highlight-3", "360p emsg 2 at 9000 for 360000", "360p emsg 3 at 81000 for 360000",
-                            "240p emsg 2 at 9000 for 360000", "240p emsg 3 at 81000 for 360000",
-                            "carried highlight-4", "360p emsg 4 at 108000 for 360000", "240p emsg 4 at 108000 for 360000"]),
+        Scenario(name: "a new session passes over the cards of the show before it",
+                 steps: [start, .frames(0..<30), .announce(session: 2, at: wall + 10), .frames(300..<310),
+                         .carry([card(3, at: wall + 0.9), card(4, at: wall + 10.2)]), .frames(310..<340)],
+                 expected: ["carried highlight-4", "360p emsg 4 at 918000 for 360000", "240p emsg 4 at 918000 for 360000"]),
+        Scenario(name: "two cards in one call go into the same chunk, in order",
+                 steps: [start, .frames(0..<30), .carry([card(2, at: wall + 0.7), card(3, at: wall + 0.75)]), .frames(30..<40)],
+                 expected: ["carried highlight-2 highlight-3", "360p emsg 2 at 63000 for 360000", "360p emsg 3 at 67500 for 360000",
+                            "240p emsg 2 at 63000 for 360000", "240p emsg 3 at 67500 for 360000"]),
         Scenario(name: "a stream this packager does not package carries nothing",
-                 steps: [.frames(0..<30), .carry([card(5, at: wall)], key: "shop/other", now: wall), .frames(30..<70)],
+                 steps: [start, .frames(0..<30), .carry([card(5, at: wall)], key: "shop/other"), .frames(30..<70)],
                  expected: ["carried none"]),
     ]
 
@@ -77,11 +94,12 @@ import Testing
     @Test(arguments: scenarios)
     func carries(_ scenario: Scenario) {
         var packager = StreamPackager(configuration: .init(targetDuration: 2, partTarget: 1.0 / 3.0, chunkTarget: 0))
-        _ = packager.announce(StreamAnnounce(streamID: 1, sessionID: 1, tenant: "shop", streamName: "show", discontinuity: false, tracks: Self.tracks),
-                              listed: nil, resumption: nil, wallClock: StreamPackagerTests.wall)
         var log: [String] = []
         for step in scenario.steps {
             switch step {
+            case .announce(let session, let at):
+                _ = packager.announce(StreamAnnounce(streamID: 1, sessionID: session, tenant: "shop", streamName: "show", discontinuity: session > 1, tracks: Self.tracks),
+                                      listed: nil, resumption: nil, wallClock: Date(timeIntervalSince1970: at))
             case .frames(let range):
                 for f in range {
                     for t in Self.tracks {
@@ -96,8 +114,8 @@ import Testing
                         }
                     }
                 }
-            case .carry(let cards, let key, let now):
-                let carried = packager.carry(cards, key: key, now: now)
+            case .carry(let cards, let key):
+                let carried = packager.carry(cards, key: key)
                 log.append("carried \(carried.isEmpty ? "none" : carried.joined(separator: " "))")
             }
         }

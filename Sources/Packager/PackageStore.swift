@@ -17,6 +17,8 @@ public final class PackageStore: Sendable {
         var waiters: [String: [UInt64: Waiter]] = [:]
         var chunkWaiters: [String: [UInt64: Waiter]] = [:]
         var nextWaiter: UInt64 = 0
+        /// Streams a restarted packager expects back (``expectResumptions(_:)``).
+        var resuming: Set<String> = []
     }
 
     private let state = Mutex(State())
@@ -50,6 +52,30 @@ public final class PackageStore: Sendable {
     /// The package and its version, read together so a waiter cannot miss an update.
     public func snapshot(_ key: String) -> (package: StreamPackage?, version: UInt64) {
         state.withLock { ($0.packages[key], $0.versions[key] ?? 0) }
+    }
+
+    /// A restarted packager expects these streams back within seconds (the transcoders repeat
+    /// their announces at every keyframe): until each is, or ``resumptionsOver()``, a request
+    /// for it is answered 503 "retry", not 404. hls.js gives up on a 404 playlist at once and
+    /// switches to another rendition whose playlist it last read long ago; aligning that stale
+    /// playlist by guesswork, it then seeks the video seconds back (docs/reliability.md).
+    public func expectResumptions(_ keys: Set<String>) {
+        state.withLock { $0.resuming = keys }
+    }
+
+    /// The stream is back (or was given up): requests for it are answered as usual again.
+    public func resumptionDone(_ key: String) {
+        _ = state.withLock { $0.resuming.remove(key) }
+    }
+
+    /// No more streams are expected back: unknown streams are 404 again.
+    public func resumptionsOver() {
+        state.withLock { $0.resuming = [] }
+    }
+
+    /// Whether a request for the stream under `key` should be told to retry.
+    public func isResuming(_ key: String) -> Bool {
+        state.withLock { $0.resuming.contains(key) }
     }
 
     public func keys() -> [String] {

@@ -94,7 +94,7 @@ enum PackagerHTTP {
             let deadline = ContinuousClock.now + settings.blockTimeout
             while true {
                 let (snapshot, version) = store.snapshot(key)
-                let package = try found(snapshot, key: key)
+                let package = try found(snapshot, key: key, store: store)
                 if package.isReady { return playlist(.init(package.multivariantPlaylist(query: tokenQuery(request), inGeneration: true)), request: request, cache: "max-age=1") }
                 if package.ended { throw HTTPError(.notFound, message: "The stream ended before its first segments were ready.") }
                 try await hold(store, key, after: version, until: deadline, timeout: "The stream has started but its first segments are not ready yet; retry in a second.")
@@ -169,7 +169,7 @@ enum PackagerHTTP {
         let deadline = ContinuousClock.now + settings.blockTimeout
         while true {
             let (snapshot, version) = store.snapshot(key)
-            let (package, rendition) = try found(snapshot, key: key, rendition: name, generation: address.generation)
+            let (package, rendition) = try found(snapshot, key: key, store: store, rendition: name, generation: address.generation)
             switch BlockingReloadDecision.decide(directives, edge: rendition.edge, partTarget: settings.lowLatency?.partTarget ?? 1) {
             case .badRequest(let message):
                 badDirectives.increment()
@@ -199,7 +199,7 @@ enum PackagerHTTP {
         let deadline = ContinuousClock.now + settings.blockTimeout
         while true {
             let (snapshot, version) = store.snapshot(key)
-            let (package, rendition) = try found(snapshot, key: key, rendition: name, generation: address.generation)
+            let (package, rendition) = try found(snapshot, key: key, store: store, rendition: name, generation: address.generation)
             // The ETag names the stream, its generation, the rendition and the file. Immutable
             // under the generation's directory; revalidated directly under the stream, where the
             // same name is reused by the next generation.
@@ -286,15 +286,20 @@ enum PackagerHTTP {
         PackageStore.key(tenant: try context.parameters.require("tenant"), stream: try context.parameters.require("stream"))
     }
 
-    private static func found(_ package: StreamPackage?, key: String) throws -> StreamPackage {
+    private static func found(_ package: StreamPackage?, key: String, store: PackageStore) throws -> StreamPackage {
         guard let package else {
+            if store.isResuming(key) {
+                // Retried by players (hls.js retries a 5xx, not a 404), never cached.
+                throw HTTPError(.serviceUnavailable, headers: [.retryAfter: "1", .cacheControl: "no-store"],
+                                message: "This packager restarted and is taking \(key) up again; retry in a second.")
+            }
             throw HTTPError(.notFound, message: "No stream \(key) on this packager. Is the publisher live?")
         }
         return package
     }
 
-    private static func found(_ package: StreamPackage?, key: String, rendition name: String, generation: String? = nil) throws -> (StreamPackage, RenditionPackage) {
-        let package = try found(package, key: key)
+    private static func found(_ package: StreamPackage?, key: String, store: PackageStore, rendition name: String, generation: String? = nil) throws -> (StreamPackage, RenditionPackage) {
+        let package = try found(package, key: key, store: store)
         if let generation, generation != package.generation {
             throw HTTPError(.notFound, message: "\(key) was packaged afresh since this URL was written (generation \(generation) is gone, \(package.generation) is live); reload master.m3u8.")
         }
@@ -306,7 +311,7 @@ enum PackagerHTTP {
 
     private static func lookup(_ store: PackageStore, _ context: PackagerRequestContext) throws -> StreamPackage {
         let key = try streamKey(context)
-        return try found(store.package(key), key: key)
+        return try found(store.package(key), key: key, store: store)
     }
 
     private static func html(_ text: String) -> Response {

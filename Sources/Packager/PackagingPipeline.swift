@@ -46,6 +46,13 @@ final class PackagingPipeline: ZMQActorBody {
     private var awaitingLive: [String: (streamID: Int64, sessionID: Int64)] = [:]
     /// Resumptions not claimed within this long after start belong to shows that did not come back.
     private let resumptionDeadline = ContinuousClock.now + .seconds(PackageResumption.claimWithinSeconds)
+    /// How long after start a stream this packager served before it restarted is answered 503
+    /// "retry" rather than 404 while it is not back (``PackageStore/expectResumptions(_:)``): a
+    /// live stream's transcoder announces it again within a GOP; one that ended meanwhile gets
+    /// its 404 after this.
+    static let retryAnswersFor: Duration = .seconds(10)
+    private let retryAnswersDeadline = ContinuousClock.now + PackagingPipeline.retryAnswersFor
+    private var retryAnswersOver = false
     private let resumed = Counter(label: "storecast_packager_packages_resumed_total")
     private let segmentsCounter = Counter(label: "storecast_packager_segments_total")
     private let partsCounter = Counter(label: "storecast_packager_parts_total")
@@ -81,6 +88,7 @@ final class PackagingPipeline: ZMQActorBody {
         self.forgetCursors = forgetCursors
         self.lifecycle = StreamLifecycle(endedRetention: endedRetention, idleEnd: idleEnd)
         self.resumptions = PackageResumption.byStream(resume)
+        store.expectResumptions(Set(resumptions.keys))
         self.saveCursors = saveCursors
         self.recorder = recorder
         self.dvr = dvr
@@ -105,6 +113,10 @@ final class PackagingPipeline: ZMQActorBody {
             changedCursors = [:]
         }
         if !resumptions.isEmpty, now > resumptionDeadline { resumptions = [:] }
+        if !retryAnswersOver, now > retryAnswersDeadline {
+            retryAnswersOver = true
+            store.resumptionsOver()
+        }
         admission.expire(now: now)
         carryCards(now: now)
         for report in health.evaluate(now: now) {
@@ -291,6 +303,7 @@ final class PackagingPipeline: ZMQActorBody {
                     }
                     package = p
                 }
+                store.resumptionDone(key)  // served from here on: no more "retry" answers for it
             case .packaging(let key, let renditions):
                 logger.info("packaging stream", metadata: ["stream": "\(key)", "renditions": "\(renditions)"])
             case .spliced(let key, let rendition, let dts):

@@ -212,9 +212,18 @@ import Testing
         let down = watcher.elapsed - from
         try await Task.sleep(for: .seconds(1))  // systemd's RestartSec
         try stack.restart("storecast-packager")
-        let back = await StorecastStack.eventually(timeout: .seconds(20)) { await TestEnvironment.httpText(master).contains("#EXT-X-STREAM-INF") }
+        // Until it has the show again, the restarted packager tells players to retry (503):
+        // hls.js gives up on a 404 playlist at once and switches to a rendition whose playlist
+        // it read long ago, which it misplaces, and then seeks the video seconds back.
+        var answers: [Int] = []
+        let back = await StorecastStack.eventually(timeout: .seconds(20)) {
+            guard let r = await TestEnvironment.httpGet(master) else { return false }  // not listening yet
+            answers.append(r.status)
+            return String(decoding: r.body, as: UTF8.self).contains("#EXT-X-STREAM-INF")
+        }
         let recovered = watcher.elapsed - from
         #expect(back, "the restarted packager serves the show again:\n\(stack.logs())")
+        #expect(!answers.contains(404) && answers.allSatisfy { $0 == 503 || $0 == 200 }, "told to retry, never 404, until the show is back: \(answers)")
         try await Self.expectTheHoleListedAsGaps(master: master)
         try await Task.sleep(for: .seconds(10))
         let end = watcher.elapsed

@@ -1,4 +1,5 @@
 import FMP4
+import StorecastTestSupport
 import Testing
 
 /// Product cards in band (issue 18): the `emsg` box, the ID3 tag it carries, and a chunk that

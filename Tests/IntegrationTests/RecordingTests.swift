@@ -1,4 +1,5 @@
 import Foundation
+import StorecastTestSupport
 import Testing
 
 /// Recording on the real stack: the API turns it on, the packager writes the session to disk
@@ -58,7 +59,7 @@ import Testing
         let segmentFiles = try FileManager.default.contentsOfDirectory(atPath: path + "/360p").filter { $0.hasSuffix(".m4s") }
         let carrying = segmentFiles.filter { name in
             let bytes = FileManager.default.contents(atPath: path + "/360p/" + name).map { [UInt8]($0) } ?? []
-            return Self.topLevelBoxes(bytes).contains { $0.type == "emsg" && String(decoding: $0.payload, as: UTF8.self).contains(#""ID":"highlight-\#(cardID)""#) }
+            return BoxTree.parse(bytes).contains { $0.type == "emsg" && String(decoding: $0.payload, as: UTF8.self).contains(#""ID":"highlight-\#(cardID)""#) }
         }
         #expect(carrying.count == 1, "one segment of the recording carries the card in band: \(carrying) of \(segmentFiles.sorted())")
         let master = try String(contentsOfFile: path + "/master.m3u8", encoding: .utf8)
@@ -91,19 +92,6 @@ import Testing
         // What the packager still holds of it is not served once the stream is deleted.
         #expect(await TestEnvironment.httpGet("\(stack.playbackBase)/live/shop/unrecorded/master.m3u8")?.status == 404)
         _ = await stack.stop()
-    }
-
-    /// The top-level boxes of an ISO BMFF file: type and payload.
-    static func topLevelBoxes(_ bytes: [UInt8]) -> [(type: String, payload: ArraySlice<UInt8>)] {
-        var boxes: [(String, ArraySlice<UInt8>)] = []
-        var p = 0
-        while p + 8 <= bytes.count {
-            let size = Int(bytes[p]) << 24 | Int(bytes[p + 1]) << 16 | Int(bytes[p + 2]) << 8 | Int(bytes[p + 3])
-            guard size >= 8, p + size <= bytes.count else { break }
-            boxes.append((String(decoding: bytes[p + 4..<p + 8], as: UTF8.self), bytes[p + 8..<p + size]))
-            p += size
-        }
-        return boxes
     }
 
     /// A full disk (a 384 KiB tmpfs) fails the recording with the reason; live playback goes on.

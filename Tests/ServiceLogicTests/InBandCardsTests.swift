@@ -1,6 +1,7 @@
 import Foundation
 import HLS
 @testable import Packager
+import StorecastTestSupport
 import StorecastWire
 import Testing
 
@@ -72,23 +73,14 @@ import Testing
                  expected: ["carried none"]),
     ]
 
-    /// Every `emsg` at the start of a chunk: id, presentation time, duration.
+    /// Every `emsg` of a part (``BoxTree``): id, presentation time, duration and message.
     static func events(_ bytes: [UInt8]) -> [(id: UInt32, time: UInt64, duration: UInt32, data: [UInt8])] {
-        var found: [(UInt32, UInt64, UInt32, [UInt8])] = []
-        var p = 0
-        func u32(_ i: Int) -> UInt32 { UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3]) }
-        while p + 8 <= bytes.count {
-            let size = Int(u32(p))
-            guard size >= 8, p + size <= bytes.count else { break }
-            if String(decoding: bytes[p + 4..<p + 8], as: UTF8.self) == "emsg", bytes[p + 8] == 1 {
-                let body = p + 12  // after version and flags
-                var s = body + 20
-                for _ in 0..<2 { while bytes[s] != 0 { s += 1 }; s += 1 }  // scheme_id_uri, value
-                found.append((u32(body + 16), UInt64(u32(body + 4)) << 32 | UInt64(u32(body + 8)), u32(body + 12), Array(bytes[s..<p + size])))
-            }
-            p += size
+        BoxTree.parse(bytes).filter { $0.type == "emsg" && $0.payload.first == 1 }.map { box in
+            let p = box.payload  // version and flags, then timescale, time (64 bits), duration, id, strings, message
+            var s = p.startIndex + 24
+            for _ in 0..<2 { while p[s] != 0 { s += 1 }; s += 1 }  // scheme_id_uri, value
+            return (BoxTree.u32(p, 20), UInt64(BoxTree.u32(p, 8)) << 32 | UInt64(BoxTree.u32(p, 12)), BoxTree.u32(p, 16), Array(p[s...]))
         }
-        return found
     }
 
     @Test(arguments: scenarios)

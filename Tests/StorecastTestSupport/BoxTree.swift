@@ -1,16 +1,16 @@
 /// A minimal ISO BMFF reader for assertions: box types, sizes and payloads by path.
-struct BoxTree {
-    struct Box {
-        var type: String
-        var offset: Int
-        var size: Int
-        var payload: ArraySlice<UInt8>
-        var children: [Box]
+public struct BoxTree {
+    public struct Box {
+        public var type: String
+        public var offset: Int
+        public var size: Int
+        public var payload: ArraySlice<UInt8>
+        public var children: [Box]
     }
 
-    static let containers: Set<String> = ["moov", "trak", "mdia", "minf", "dinf", "stbl", "mvex", "moof", "traf"]
+    public static let containers: Set<String> = ["moov", "trak", "mdia", "minf", "dinf", "stbl", "mvex", "moof", "traf"]
 
-    static func parse(_ bytes: [UInt8], from start: Int = 0, to end: Int? = nil) -> [Box] {
+    public static func parse(_ bytes: [UInt8], from start: Int = 0, to end: Int? = nil) -> [Box] {
         var boxes: [Box] = []
         var p = start
         let limit = end ?? bytes.count
@@ -25,12 +25,12 @@ struct BoxTree {
         return boxes
     }
 
-    static func find(_ boxes: [Box], _ path: [String]) -> Box? {
+    public static func find(_ boxes: [Box], _ path: [String]) -> Box? {
         guard let first = path.first, let box = boxes.first(where: { $0.type == first }) else { return nil }
         return path.count == 1 ? box : find(box.children, Array(path.dropFirst()))
     }
 
-    static func u32(_ s: ArraySlice<UInt8>, _ at: Int) -> UInt32 {
+    public static func u32(_ s: ArraySlice<UInt8>, _ at: Int) -> UInt32 {
         let i = s.startIndex + at
         return UInt32(s[i]) << 24 | UInt32(s[i + 1]) << 16 | UInt32(s[i + 2]) << 8 | UInt32(s[i + 3])
     }

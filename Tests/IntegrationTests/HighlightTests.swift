@@ -24,6 +24,25 @@ import Testing
             ((try? await browser.evaluate("return document.getElementById('player').currentTime") as? NSNumber)?.doubleValue ?? 0) > 2
         }
         #expect(playing, "the page plays through the cache:\n\(stack.logs())")
+        // For a failure's message: every 250 ms, the video's time, hls.js's rendition and what
+        // was buffered; and hls.js's switches and errors.
+        _ = try await browser.evaluate("""
+            window.storecastTimeline = [];
+            const v = document.getElementById('player'), t0 = performance.now();
+            setInterval(() => {
+              const h = window.storecastHls;
+              window.storecastTimeline.push([Math.round(performance.now() - t0), v.currentTime.toFixed(2), h ? h.currentLevel : -1, window.storecastRecoveries || 0,
+                Array.from({length: v.buffered.length}, (_, i) => v.buffered.start(i).toFixed(2) + '-' + v.buffered.end(i).toFixed(2)).join(' ')].join(' '));
+            }, 250);
+            let hooked = null;
+            setInterval(() => {
+              const h = window.storecastHls;
+              if (!h || h === hooked) return;
+              hooked = h;
+              for (const name of ['LEVEL_SWITCHING', 'ERROR']) h.on(Hls.Events[name], (e, d) => window.storecastTimeline.push(Math.round(performance.now() - t0) + ' ' + name + ' ' + (d.level ?? d.details ?? '')));
+            }, 50);
+            return true;
+            """)
 
         // Two cards: one for 4 s, then one until the next (none comes: it stays).
         let api = "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/cards/highlights"
@@ -63,7 +82,10 @@ import Testing
         // In band too: hls.js read each card's ID3 `emsg` from the media (its `id3` metadata
         // cues). The event starts with the card's date range (its `dateranges` cue) or, where
         // that moment was written before the packager read the card, with the first chunk
-        // after: never before it, and later by the card's read, at most a part and a chunk.
+        // after: never before it, and later only by the card's way to the packager (read from
+        // PostgreSQL every 250 ms, carried every 100 ms, then the next chunk): about 0.3-0.7 s
+        // here, 1.2 s once with three busy loops beside the test. A segment (2 s) or more would be
+        // a wrong mapping, not a slow read.
         let inBand = #"""
             const out = [];
             for (const t of document.getElementById('player').textTracks) {
@@ -88,10 +110,11 @@ import Testing
             let (emsg, range) = starts(sent.id)
             guard let emsg, let range else { Issue.record("highlight-\(sent.id): an in-band cue and a date-range cue: \(cues)"); continue }
             print("HighlightTests: highlight-\(sent.id) in band \(Int(((emsg - range) * 1000).rounded())) ms after its date range")
-            #expect(emsg - range > -0.05 && emsg - range < 1, "highlight-\(sent.id): the in-band card starts with its date range or the first chunk after: emsg \(emsg) s, date range \(range) s")
+            #expect(emsg - range > -0.05 && emsg - range < 2, "highlight-\(sent.id): the in-band card starts with its date range or the first chunk after: emsg \(emsg) s, date range \(range) s")
         }
         let onScreen = (try? await browser.evaluate("const c = document.getElementById('card'); return c.hidden ? 'hidden' : c.querySelector('.title').textContent")) as? String
         let errors = (try? await browser.evaluate("return JSON.stringify(window.storecastErrorDetails || [])")) as? String ?? "?"
+        let timeline = (try? await browser.evaluate("return window.storecastTimeline.join('; ')")) as? String ?? "?"
         await browser.close()
         #expect(cards.map { $0["title"] as? String ?? "" } == ["Red dress", "Blue hat"], "each card once, in order (the first ends after its 4 s): \(cards)")
         #expect(onScreen == "Blue hat", "the open card is on screen: \(onScreen ?? "?")")
@@ -103,7 +126,7 @@ import Testing
             // A figure, not a pass mark (docs/benchmarks.md): how far the frame that showed the
             // card is from the card's START-DATE. Never before it; seconds off would be a wrong mapping.
             print("HighlightTests: \(card["title"] ?? "?") shown on the frame at START-DATE \(Int((pdt - start).rounded())) ms")
-            #expect(pdt - start >= -34 && pdt - start < 1000, "the card shows with its frame: \(card)")
+            #expect(pdt - start >= -34 && pdt - start < 1000, "the card shows with its frame: \(card); every 250 ms since playing [ms, time, rendition, recoveries, buffered]: \(timeline)")
         }
         _ = await stack.stop()
     }

@@ -57,8 +57,8 @@ extension PlayerPage {
             playlistLoadPolicy: storecastLoadPolicy(10000, 20000, 2), fragLoadPolicy: storecastLoadPolicy(10000, 120000, 4), ...config });
           hls.storecastLastAppend = performance.now();
           hls.on(Hls.Events.FRAG_LOADING, (e, d) => {
-            if (hls.storecastHeld || d.frag.type !== 'main' || d.frag.sn === 'initSegment' || !hls.levels[d.frag.level]) return;
-            hls.storecastHeld = true;
+            if (hls.storecastHeldAt !== undefined || d.frag.type !== 'main' || d.frag.sn === 'initSegment' || !hls.levels[d.frag.level]) return;
+            hls.storecastHeldAt = performance.now();
             hls.config.minAutoBitrate = hls.levels[d.frag.level].maxBitrate;
             setTimeout(() => { hls.config.minAutoBitrate = 0; }, 10000);
           });

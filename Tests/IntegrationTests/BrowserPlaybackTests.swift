@@ -159,9 +159,9 @@ import Testing
         // The pages hold hls.js's first rendition for 10 s (its bandwidth rule may climb, not go
         // below): under CPU load hls.js 1.6 switched down at the first whole segment and then
         // appended nothing more (docs/reliability.md). Held now, free again after the 20 s below.
-        let hold = "const h = window.storecastHls; return h ? [h.minAutoLevel, h.loadLevel, h.config.minAutoBitrate] : []"
+        let hold = "const h = window.storecastHls; return h && h.storecastHeldAt !== undefined ? [h.minAutoLevel, h.loadLevel, h.config.minAutoBitrate, performance.now() - h.storecastHeldAt] : []"
         let held = try await browser.evaluate(hold) as? [NSNumber] ?? []
-        #expect(held.count == 3 && held[0].intValue <= held[1].intValue && held[2].intValue > 0, "hls.js holds its first rendition: [lowest allowed, loading, minAutoBitrate] \(held)")
+        #expect(held.count == 4 && held[0].intValue <= held[1].intValue && (held[2].intValue > 0 || held[3].doubleValue > 9_500), "hls.js holds its first rendition: [lowest allowed, loading, minAutoBitrate, ms since its first media] \(held)")
         var samples: [[Any]] = []
         for _ in 0..<20 {
             try await Task.sleep(for: .seconds(1))
@@ -183,9 +183,9 @@ import Testing
             Issue.record("no stall over 1 s: \(stalls); each second [time, latency, buffered, readyState, level, recoveries, fragments]: \(samples.map { [$0[0], $0[4]] + $0[8...] })\nslow requests: \(requests ?? [])\nslow or open XHRs: \(xhrs ?? [])\nhls.js events: \(trace ?? [])\n\(stack.logs())")
         }
         let released = try await browser.evaluate(hold) as? [NSNumber] ?? []
-        #expect(released.count == 3 && released[0].intValue == 0 && released[2].intValue == 0, "after 10 s hls.js may choose any rendition again: \(released)")
+        #expect(released.count == 4 && released[0].intValue == 0 && released[2].intValue == 0, "after 10 s hls.js may choose any rendition again: \(released)")
         let renditions = samples.map { ($0[10] as? NSNumber)?.intValue ?? -1 }
-        #expect(renditions.prefix(8).allSatisfy { $0 >= (renditions.first ?? 0) }, "no switch below the first rendition in the first seconds: \(renditions)")
+        #expect(renditions.prefix(5).allSatisfy { $0 >= (renditions.first ?? 0) }, "no switch below the first rendition in the first seconds: \(renditions)")
         let latencies = samples.compactMap { ($0[4] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         let wall = samples.compactMap { ($0[6] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         #expect(!latencies.isEmpty, "hls.js reports its latency")

@@ -6,14 +6,6 @@ extension PlayerPage {
     ///
     /// `storecastNewLiveHls(config, onFatal)` makes the hls.js instance:
     /// - low latency (`storecastLowLatency`), then the caller's `config`;
-    /// - holding its first rendition for 10 s: its bandwidth rule may climb but not go below
-    ///   (`minAutoBitrate`, read by hls.js at each choice, then 0 again). Under CPU load hls.js
-    ///   1.6 switched down at the first whole segment, and in low-latency mode it takes the new
-    ///   rendition up at the segment's independent part, behind the video: there it loaded the
-    ///   parts and appended none (2 of 5 starts with three busy loops, docs/reliability.md). Its
-    ///   estimate from parts, which arrive at the encoder's pace, is the known weak point
-    ///   (video-dev/hls.js#3563, #3596). Starting on the lowest rendition instead prevents it
-    ///   too, but hls.js then never climbed: its estimate stayed under the next one's;
     /// - a playlist, part or segment that fails is tried again for about 15 s (250 ms doubling to
     ///   1 s; hls.js gives up after 1-3 s by default) before the error is fatal. hls.js retries
     ///   only 5xx and timeouts by default; a refused or reset connection (the origin restarting)
@@ -56,12 +48,6 @@ extension PlayerPage {
           const hls = new Hls({ ...storecastLowLatency, manifestLoadPolicy: storecastLoadPolicy(10000, 20000, 2),
             playlistLoadPolicy: storecastLoadPolicy(10000, 20000, 2), fragLoadPolicy: storecastLoadPolicy(10000, 120000, 4), ...config });
           hls.storecastLastAppend = performance.now();
-          hls.on(Hls.Events.FRAG_LOADING, (e, d) => {
-            if (hls.storecastHeldAt !== undefined || d.frag.type !== 'main' || d.frag.sn === 'initSegment' || !hls.levels[d.frag.level]) return;
-            hls.storecastHeldAt = performance.now();
-            hls.config.minAutoBitrate = hls.levels[d.frag.level].maxBitrate;
-            setTimeout(() => { hls.config.minAutoBitrate = 0; }, 10000);
-          });
           hls.on(Hls.Events.BUFFER_APPENDED, () => { hls.storecastLastAppend = performance.now(); });
           hls.on(Hls.Events.ERROR, (e, d) => {
             if (!d.fatal || hls.storecastDestroyed) return;

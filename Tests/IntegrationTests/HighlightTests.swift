@@ -20,8 +20,12 @@ import Testing
         defer { publisher.stop(grace: 1) }
         let browser = try await WebDriverSession(logDirectory: dir)
         try await browser.navigate("\(cdn)/play/shop/cards?player=hls.js")
+        // Cards come while the shopper watches steadily: past the first seconds, where hls.js
+        // 1.6.15 under CPU load can stop appending until the page gives it a new hls.js, which
+        // starts at the live edge, past a card posted then (its in-band cue never loaded, the card
+        // shown seconds late: seen once in 4 runs with busy loops, docs/reliability.md).
         let playing = await StorecastStack.eventually(timeout: .seconds(25)) {
-            ((try? await browser.evaluate("return document.getElementById('player').currentTime") as? NSNumber)?.doubleValue ?? 0) > 2
+            ((try? await browser.evaluate("return document.getElementById('player').currentTime") as? NSNumber)?.doubleValue ?? 0) > 5
         }
         #expect(playing, "the page plays through the cache:\n\(stack.logs())")
         // For a failure's message: every 250 ms, the video's time, hls.js's rendition and what

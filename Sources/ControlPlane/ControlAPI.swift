@@ -70,10 +70,11 @@ public enum ControlAPI {
     }
 
     /// `trustedProxies`: addresses of proxies in front of the API whose `X-Forwarded-For` names
-    /// the client (wrong tokens are limited per client address).
+    /// the client (wrong tokens are limited per client address). Every GET also answers HEAD.
     public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = [],
-                              webhooks: WebhookDispatcher.Settings = .init(), feed: StreamEventFeed) -> Router<APIRequestContext> {
-        build(catalog: catalog, adminToken: adminToken, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: trustedProxies, webhooks: webhooks, feed: feed).router
+                              webhooks: WebhookDispatcher.Settings = .init(), feed: StreamEventFeed) -> HeadAsGet<Router<APIRequestContext>> {
+        HeadAsGet(router: build(catalog: catalog, adminToken: adminToken, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: trustedProxies,
+                                webhooks: webhooks, feed: feed).router)
     }
 
     /// Every /v1 route with who may call it (``RouteAccess``), as registered.

@@ -13,7 +13,8 @@ info:
     tenant that does not exist. Each operation's `x-storecast-access` says who may call it:
     `operator`, `tenant` (any key of the tenant) or `tenant:<scope>`. Every error is
     `{"error": {"code", "message", "field"}}`. This document is the contract: the API serves it
-    at `/openapi.yaml`, and the tests fail when the routes and this document differ.
+    at `/openapi.yaml`, and the tests fail when the routes and this document differ. Every GET
+    also answers HEAD, with the GET's status and headers and no body.
   license:
     name: Apache-2.0
     identifier: Apache-2.0

@@ -150,22 +150,26 @@ enum TestEnvironment {
         return (http.statusCode, fields, Array(data), Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
-    /// A GET read off a plain socket as it arrives: the status, headers (names lowercased), the
-    /// body (chunked transfer decoded) and, for each read that brought body bytes, when it came.
+    /// A GET (or `method`) read off a plain socket as it arrives: the status, headers (names
+    /// lowercased), the body (chunked transfer decoded), how many bytes followed the head on the
+    /// wire, whether the server closed the connection (not a timeout), and, for each read that
+    /// brought body bytes, when it came.
     struct StreamedResponse {
         var status: Int
         var headers: [String: String]
         var body: [UInt8]
+        var wireBodyBytes: Int
+        var closed: Bool
         var bodyArrivals: [ContinuousClock.Instant]
     }
 
-    static func streamedGet(port: Int, path: String, timeout: Int = 15) async -> StreamedResponse? {
+    static func streamedGet(port: Int, path: String, timeout: Int = 15, method: String = "GET", headers: [String: String] = [:]) async -> StreamedResponse? {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: blockingStreamedGet(port: port, path: path, timeout: timeout)) }
+            Thread.detachNewThread { continuation.resume(returning: blockingStreamedGet(port: port, path: path, timeout: timeout, method: method, headers: headers)) }
         }
     }
 
-    private static func blockingStreamedGet(port: Int, path: String, timeout: Int) -> StreamedResponse? {
+    private static func blockingStreamedGet(port: Int, path: String, timeout: Int, method: String, headers extra: [String: String]) -> StreamedResponse? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -179,13 +183,15 @@ enum TestEnvironment {
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
         guard connected else { return nil }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+        let fields = extra.map { "\($0.key): \($0.value)\r\n" }.joined()
+        let request = Array("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(fields)Connection: close\r\n\r\n".utf8)
         guard send(fd, request, request.count, 0) == request.count else { return nil }
         var raw: [UInt8] = [], arrivals: [(ContinuousClock.Instant, Int)] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
+        var closed = false
         while true {
             let n = recv(fd, &buffer, buffer.count, 0)
-            guard n > 0 else { break }
+            guard n > 0 else { closed = n == 0; break }
             raw += buffer[0..<n]
             arrivals.append((.now, raw.count))
         }
@@ -208,7 +214,7 @@ enum TestEnvironment {
             }
             body = decoded
         }
-        return StreamedResponse(status: status, headers: headers, body: body, bodyArrivals: arrivals.filter { $0.1 > end + 4 }.map(\.0))
+        return StreamedResponse(status: status, headers: headers, body: body, wireBodyBytes: raw.count - (end + 4), closed: closed, bodyArrivals: arrivals.filter { $0.1 > end + 4 }.map(\.0))
     }
 
     /// The Python from deploy/local/test-tools.sh (m3u8 installed), and hls.js for the browser.

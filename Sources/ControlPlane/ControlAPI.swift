@@ -72,9 +72,8 @@ public enum ControlAPI {
     /// `trustedProxies`: addresses of proxies in front of the API whose `X-Forwarded-For` names
     /// the client (wrong tokens are limited per client address). Every GET also answers HEAD.
     public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = [],
-                              webhooks: WebhookDispatcher.Settings = .init(), feed: StreamEventFeed) -> HeadAsGet<Router<APIRequestContext>> {
-        HeadAsGet(router: build(catalog: catalog, adminToken: adminToken, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: trustedProxies,
-                                webhooks: webhooks, feed: feed).router)
+                              webhooks: WebhookDispatcher.Settings = .init(), feed: StreamEventFeed) -> Router<APIRequestContext> {
+        build(catalog: catalog, adminToken: adminToken, rtmpBaseURL: rtmpBaseURL, playbackBaseURL: playbackBaseURL, trustedProxies: trustedProxies, webhooks: webhooks, feed: feed).router
     }
 
     /// Every /v1 route with who may call it (``RouteAccess``), as registered.
@@ -87,7 +86,10 @@ public enum ControlAPI {
 
     static func build(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = [],
                       webhooks: WebhookDispatcher.Settings = .init(), feed: StreamEventFeed) -> (router: Router<APIRequestContext>, routes: [APIRoute]) {
-        let router = Router(context: APIRequestContext.self)
+        // Every GET answers HEAD (RFC 9110 9.3.2): Hummingbird's own HEAD endpoint runs the GET's
+        // whole chain (authentication, scopes, tenant isolation) and drops the body. Before, every
+        // HEAD got 404 (an uptime check on /healthz, a client asking a document's size).
+        let router = Router(context: APIRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: APIErrorMiddleware(logger: logger))
         router.get("/healthz") { _, _ in "ok" }
         OpenAPIDocument.addRoutes(to: router)

@@ -224,6 +224,7 @@ enum PlayerPage {
           }
           storecastWatchdog(video, () => hls, () => { storecastDestroy(hls); startHlsJS(); }, (kind) => {
             window.storecastRecoveries++;
+            if (kind === 'restart') window.storecastRestarts = (window.storecastRestarts || 0) + 1;
             if (kind !== 'buffered') say('Catching up with the show…');
           });
           waitForStream().then(startHlsJS);

@@ -37,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
     ],
     targets: [
         // MARK: C system libraries
@@ -127,6 +129,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
             ],
             swiftSettings: swift6),
 
@@ -173,7 +177,8 @@ let package = Package(
         .testTarget(
             name: "ServiceLogicTests",
             dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "ControlPlane", "RTMP", "HLS", "StorecastWire", "StorecastRuntime", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport", .product(name: "Logging", package: "swift-log"),
-                           .product(name: "HTTPTypes", package: "swift-http-types")],
+                           .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                           .product(name: "Hummingbird", package: "hummingbird")],
             swiftSettings: swift6),
         .testTarget(
             name: "IngestChannelTests",

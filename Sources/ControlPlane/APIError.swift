@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import OpenAPIRuntime
 
 /// Every API failure as JSON, one shape for every 4xx and 5xx (issue 16):
 /// `{"error": {"code": "...", "message": "...", "field": "..." or null}}`. `field` names the
@@ -49,6 +50,7 @@ struct APIError: Error, HTTPResponseError {
     /// An error of Hummingbird's own (no route, a bad parameter) or an unexpected one, in this shape.
     static func from(_ error: any Error) -> APIError {
         if let error = error as? APIError { return error }
+        if let error = error as? ServerError { return from(error) }
         if let error = error as? HTTPError {
             let code: String
             switch error.status.code {
@@ -61,5 +63,29 @@ struct APIError: Error, HTTPResponseError {
             return APIError(status: error.status, code: code, message: error.body ?? (error.status.code == 404 ? "No such route. The API's routes are listed in the README." : error.status.reasonPhrase))
         }
         return APIError(status: .internalServerError, code: "internal", message: "The API failed unexpectedly; the operator's log has the details.")
+    }
+
+    /// A generated operation's failure: its handler's own ``APIError``, or a request the
+    /// document does not allow (a body or parameter of the wrong type, an unknown enum value,
+    /// a wrong content type), which never reached the handler: 400, naming the field.
+    static func from(_ error: ServerError) -> APIError {
+        if let own = error.underlyingError as? APIError { return own }
+        if error.operationInput == nil, (400..<500).contains(error.httpStatus.code) || error.underlyingError is DecodingError {
+            let field = (error.underlyingError as? DecodingError).flatMap(Self.field)
+            return .badRequest("The request does not match \(error.operationID) in the API's document (/openapi.yaml): \(error.causeDescription)"
+                               + (field.map { " (at \($0))" } ?? "") + ".", field: field)
+        }
+        return from(error.underlyingError)
+    }
+
+    /// The first named key where decoding failed (`scopes` for `scopes[2]`).
+    private static func field(_ error: DecodingError) -> String? {
+        let path: [any CodingKey]
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): path = context.codingPath
+        case .keyNotFound(let key, let context): path = context.codingPath + [key]
+        @unknown default: return nil
+        }
+        return path.first { $0.intValue == nil }?.stringValue
     }
 }

@@ -49,4 +49,17 @@ public enum RouteAccess: Sendable, Equatable {
         case .publicStream: "public"
         }
     }
+
+    /// From the document's `x-storecast-access` (nil for a value it does not define).
+    public init?(name: String) {
+        switch name {
+        case "operator": self = .operator
+        case "tenant": self = .tenant(nil)
+        case "public": self = .publicStream
+        case _ where name.hasPrefix("tenant:"):
+            guard let scope = APIScope(rawValue: String(name.dropFirst(7))) else { return nil }
+            self = .tenant(scope)
+        default: return nil
+        }
+    }
 }

@@ -95,8 +95,9 @@ public enum ControlAPI {
         OpenAPIDocument.addRoutes(to: router)
         let open = router.group("v1")
         let v1 = router.group("v1")
-        v1.add(middleware: APIAuthenticator(adminToken: adminToken, database: catalog.database, failures: .init(), trustedProxies: trustedProxies, logger: logger))
-        let book = RouteBook(v1, open: open)
+        let authenticator = APIAuthenticator(adminToken: adminToken, database: catalog.database, failures: .init(), trustedProxies: trustedProxies, logger: logger)
+        v1.add(middleware: authenticator)
+        let book = RouteBook(v1, open: open, documented: router.group().add(middleware: authenticator))
         book.on(.get, "streams", .operator) { request, _ -> Response in
             let tenant = request.uri.queryParameters.get("tenant")
             let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
@@ -304,8 +305,12 @@ public enum ControlAPI {
                 thumbnailURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/thumbnail.jpg"),
                 status: .created)
         }
+        do {
+            try ControlAPIHandlers(catalog: catalog).registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration)
+        } catch {
+            preconditionFailure("the control API cannot start: \(error)")  // the document lacks an operation's access (tests catch it first)
+        }
         tenantRoutes(book, catalog: catalog)
-        apiKeyRoutes(book, catalog: catalog)
         streamRoutes(book, catalog: catalog)
         webhookRoutes(book, catalog: catalog, settings: webhooks)
         eventRoutes(book, catalog: catalog, feed: feed)

@@ -17,17 +17,22 @@ public struct APIRoute: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Registers /v1 routes, each with who may call it: every handler runs only once
-/// ``AccessPolicy`` allowed the caller (``APIAuthenticator`` put it in the context), so no route
-/// can forget the check; and the list of what was registered is what the isolation test walks.
+/// ``OperationAccess`` allowed the caller (``APIAuthenticator`` put it in the context), so no
+/// route can forget the check; and the list of what was registered is what the isolation test
+/// walks. Routes come hand-registered (``on(_:_:_:_:)``) or generated from the document
+/// (``DocumentedOperations``), which moves the API there resource by resource.
 final class RouteBook {
     private let group: RouterGroup<APIRequestContext>
     /// /v1 without the bearer check: routes whose handler decides (``RouteAccess/publicStream``).
     private let open: RouterGroup<APIRequestContext>
+    /// The root behind the bearer check, for operations generated with their /v1 paths.
+    private let documentedRoot: RouterGroup<APIRequestContext>
     private(set) var routes: [APIRoute] = []
 
-    init(_ group: RouterGroup<APIRequestContext>, open: RouterGroup<APIRequestContext>) {
+    init(_ group: RouterGroup<APIRequestContext>, open: RouterGroup<APIRequestContext>, documented: RouterGroup<APIRequestContext>) {
         self.group = group
         self.open = open
+        self.documentedRoot = documented
     }
 
     /// A route anyone may call for a public stream; its handler checks a private one's token.
@@ -39,13 +44,12 @@ final class RouteBook {
     func on(_ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess,
             _ handler: @escaping @Sendable (Request, APIRequestContext) async throws -> Response) {
         routes.append(APIRoute(method: method, path: "/v1/\(path)", access: access))
-        group.on(RouterPath(path), method: method) { request, context -> Response in
-            guard let principal = context.principal else { throw APIError.unauthorized }
-            switch AccessPolicy.decide(principal, access, tenant: context.parameters.get("tenant")) {
-            case .allow: return try await handler(request, context)
-            case .notFound(let message): throw APIError.notFound(message)
-            case .forbidden(let message): throw APIError.forbidden(message)
-            }
-        }
+        group.group().add(middleware: OperationAccess(access: access)).on(RouterPath(path), method: method, use: handler)
+    }
+
+    /// Where a generated operation registers (`path` as the document writes it, from the root).
+    func documented(_ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess) -> RouterGroup<APIRequestContext> {
+        routes.append(APIRoute(method: method, path: path.replacing(/\{([^}]+)\}/) { ":\($0.1)" }, access: access))
+        return documentedRoot.group().add(middleware: OperationAccess(access: access))
     }
 }

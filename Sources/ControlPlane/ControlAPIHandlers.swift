@@ -1,0 +1,10 @@
+import OpenAPIRuntime
+import StorecastRuntime
+
+/// The operations generated from schemas/openapi.yaml (``APIProtocol``, made by
+/// schemas/generate_api.sh), one extension per resource. Their inputs and outputs are the
+/// document's own types, so an answer the document does not allow does not compile. Who may call
+/// each is checked before it runs (``DocumentedOperations``, ``OperationAccess``).
+struct ControlAPIHandlers: APIProtocol {
+    let catalog: StreamCatalog
+}

@@ -1,0 +1,31 @@
+import Hummingbird
+
+/// Runs before one /v1 operation, once ``APIAuthenticator`` has named the caller: whether the
+/// caller may call it (``AccessPolicy``), its body capped at ``ControlAPI/maximumBodyBytes``
+/// (413 over it, before anything reads it), and the caller handed to the handler
+/// (``Caller/principal``). Every /v1 route goes through it, hand-registered or generated from
+/// the document, so no route can forget the check.
+struct OperationAccess: RouterMiddleware {
+    typealias Context = APIRequestContext
+    let access: RouteAccess
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let principal = context.principal else { throw APIError.unauthorized }
+        switch AccessPolicy.decide(principal, access, tenant: context.parameters.get("tenant")) {
+        case .allow: break
+        case .notFound(let message): throw APIError.notFound(message)
+        case .forbidden(let message): throw APIError.forbidden(message)
+        }
+        var request = request
+        do { _ = try await request.collectBody(upTo: ControlAPI.maximumBodyBytes) } catch {
+            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(ControlAPI.maximumBodyBytes) bytes here.")
+        }
+        return try await Caller.$principal.withValue(principal) { try await next(request, context) }
+    }
+}
+
+/// Who is calling, for handlers generated from the document (their input has no request
+/// context); set by ``OperationAccess`` for the handler's task.
+enum Caller {
+    @TaskLocal static var principal: Principal?
+}

@@ -1,0 +1,103 @@
+@testable import ControlPlane
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OpenAPIRuntime
+import StorecastTestSupport
+import Testing
+
+/// The operations served from code generated out of schemas/openapi.yaml: that code is the
+/// document's, times keep their milliseconds, access comes from the document, and a request the
+/// document does not allow is a 400 in the API's error shape.
+@Suite struct GeneratedAPITests {
+    @Test func theGeneratedCodeIsTheDocuments() throws {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        shell.arguments = [Fixtures.repositoryRoot().appendingPathComponent("schemas/openapi.yaml").path]
+        let pipe = Pipe()
+        shell.standardOutput = pipe
+        try shell.run()
+        shell.waitUntilExit()
+        let digest = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
+        #expect(digest.count == 64)
+        #expect(String(digest) == GeneratedFrom.documentSHA256, "schemas/openapi.yaml changed: run schemas/generate_api.sh")
+    }
+
+    static let times: [(text: String, seconds: Double)] = [
+        ("1970-01-01T00:00:00.000Z", 0),
+        ("2026-11-27T17:30:00.123Z", 1_795_800_600.123),
+        ("2026-11-27T17:30:00.999Z", 1_795_800_600.999),
+        ("1969-12-31T23:59:59.999Z", -0.001),
+        ("2038-01-19T03:14:08.001Z", 2_147_483_648.001),
+    ]
+
+    @Test(arguments: times) func timesKeepTheirMilliseconds(_ row: (text: String, seconds: Double)) throws {
+        let date = try MillisecondDates.date(row.text)
+        #expect(abs(date.timeIntervalSince1970 - row.seconds) < 0.0005)
+        #expect(MillisecondDates.text(date) == row.text)
+        #expect(MillisecondDates.text(Date(timeIntervalSince1970: row.seconds)) == row.text)
+    }
+
+    @Test func aTimeWithoutFractionIsReadAndOneThatIsNotATimeIsRefused() throws {
+        #expect(MillisecondDates.text(try MillisecondDates.date("2026-11-27T17:30:00Z")) == "2026-11-27T17:30:00.000Z")
+        #expect(throws: MillisecondDates.Malformed.self) { try MillisecondDates.date("yesterday") }
+        #expect(throws: MillisecondDates.Malformed.self) { try MillisecondDates.date("") }
+    }
+
+    static let accesses: [(String, RouteAccess?)] = [
+        ("operator", .operator), ("tenant", .tenant(nil)), ("tenant:webhooks", .tenant(.webhooks)),
+        ("tenant:streams:read", .tenant(.streamsRead)), ("public", .publicStream),
+        ("tenant:root", nil), ("admin", nil), ("", nil), ("Tenant", nil),
+    ]
+
+    @Test(arguments: accesses) func accessIsReadAsTheDocumentWritesIt(_ row: (String, RouteAccess?)) {
+        #expect(RouteAccess(name: row.0) == row.1)
+        if let access = row.1 { #expect(access.name == row.0) }
+    }
+
+    @Test func anOperationTheDocumentGivesNoAccessDoesNotRegister() throws {
+        let document = """
+            paths:
+              /v1/tenants/{tenant}/api-keys:
+                get:
+                  operationId: listAPIKeys
+                  summary: No access here.
+            components:
+            """
+        let router = Router(context: APIRequestContext.self)
+        let book = RouteBook(router.group("v1"), open: router.group("v1"), documented: router.group())
+        let transport = DocumentedOperations(book: book, document: document)
+        #expect(transport.access.isEmpty)
+        #expect(throws: DocumentedOperations.Refusal.self) {
+            try transport.register({ _, _, _ in (HTTPResponse(status: .ok), nil) }, method: .get, path: "/v1/tenants/{tenant}/api-keys")
+        }
+        #expect(book.routes.isEmpty)
+    }
+
+    static func serverError(_ underlying: any Error, input: (any Sendable)?, status: HTTPResponse.Status) -> ServerError {
+        ServerError(operationID: "createAPIKey", request: HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/v1/tenants/t/api-keys"),
+                    requestBody: nil, requestMetadata: .init(), operationInput: input, operationOutput: nil,
+                    causeDescription: "cause", underlyingError: underlying, httpStatus: status, httpHeaderFields: [:], httpBody: nil)
+    }
+
+    struct Unexpected: Error {}
+
+    @Test func failuresOfGeneratedOperationsKeepTheOneErrorShape() throws {
+        struct Key: CodingKey { var stringValue: String; var intValue: Int?; init(stringValue: String) { self.stringValue = stringValue }
+                                init(intValue: Int) { stringValue = "\(intValue)"; self.intValue = intValue } }
+        let wrongScope = DecodingError.dataCorrupted(.init(codingPath: [Key(stringValue: "scopes"), Key(intValue: 0)], debugDescription: "Cannot initialize Scope"))
+        let refused = APIError.from(Self.serverError(wrongScope, input: nil, status: .badRequest))
+        #expect(refused.status == .badRequest)
+        #expect(refused.code == "bad_request")
+        #expect(refused.field == "scopes")
+        #expect(refused.message.contains("createAPIKey"))
+        let missing = APIError.from(Self.serverError(DecodingError.keyNotFound(Key(stringValue: "scopes"), .init(codingPath: [], debugDescription: "")), input: nil, status: .internalServerError))
+        #expect(missing.status == .badRequest && missing.field == "scopes")
+        // The handler's own refusal passes through unchanged.
+        let own = APIError.from(Self.serverError(APIError.conflict("taken"), input: "input", status: .internalServerError))
+        #expect(own.status == .conflict && own.message == "taken")
+        // Anything else after the input was read is the API's failure: 500, without its text.
+        let failed = APIError.from(Self.serverError(Unexpected(), input: "input", status: .internalServerError))
+        #expect(failed.status == .internalServerError && failed.code == "internal")
+    }
+}

@@ -306,13 +306,13 @@ public enum ControlAPI {
                 status: .created)
         }
         do {
-            try ControlAPIHandlers(catalog: catalog).registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration)
+            try ControlAPIHandlers(catalog: catalog, webhooks: webhooks).registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration)
         } catch {
             preconditionFailure("the control API cannot start: \(error)")  // the document lacks an operation's access (tests catch it first)
         }
         tenantRoutes(book, catalog: catalog)
         streamRoutes(book, catalog: catalog)
-        webhookRoutes(book, catalog: catalog, settings: webhooks)
+        webhookRoutes(book, catalog: catalog)
         eventRoutes(book, catalog: catalog, feed: feed)
         highlightRoutes(book, catalog: catalog)
         feedRoutes(book, catalog: catalog, playbackBaseURL: playbackBaseURL)

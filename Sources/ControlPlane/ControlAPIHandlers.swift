@@ -7,4 +7,5 @@ import StorecastRuntime
 /// each is checked before it runs (``DocumentedOperations``, ``OperationAccess``).
 struct ControlAPIHandlers: APIProtocol {
     let catalog: StreamCatalog
+    let webhooks: WebhookDispatcher.Settings
 }

@@ -10,5 +10,9 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/tenant`.
         internal typealias Tenant = Swift.String
+        /// The webhook endpoint's id.
+        ///
+        /// - Remark: Generated from `#/components/parameters/endpoint`.
+        internal typealias Endpoint = Swift.String
     }
 }

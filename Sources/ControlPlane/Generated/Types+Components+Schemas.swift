@@ -124,5 +124,204 @@ extension Components {
                 case revokedAt
             }
         }
+        /// - Remark: Generated from `#/components/schemas/EventType`.
+        internal enum EventType: String, Codable, Hashable, Sendable, CaseIterable {
+            case stream_connected = "stream.connected"
+            case stream_live = "stream.live"
+            case stream_reconnecting = "stream.reconnecting"
+            case stream_ended = "stream.ended"
+            case stream_healthChanged = "stream.health_changed"
+            case recording_ready = "recording.ready"
+            case recording_failed = "recording.failed"
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookEndpoint`.
+        internal struct WebhookEndpoint: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/WebhookEndpoint/id`.
+            internal var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookEndpoint/tenant`.
+            internal var tenant: Components.Schemas.Slug
+            /// - Remark: Generated from `#/components/schemas/WebhookEndpoint/url`.
+            internal var url: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookEndpoint/description`.
+            internal var description: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookEndpoint/eventTypes`.
+            internal var eventTypes: [Components.Schemas.EventType]
+            /// Set when a 410 Gone turned it off.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookEndpoint/disabledAt`.
+            internal var disabledAt: Foundation.Date?
+            /// - Remark: Generated from `#/components/schemas/WebhookEndpoint/disabledReason`.
+            internal var disabledReason: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/WebhookEndpoint/previousSecretValidUntil`.
+            internal var previousSecretValidUntil: Foundation.Date?
+            /// - Remark: Generated from `#/components/schemas/WebhookEndpoint/createdAt`.
+            internal var createdAt: Foundation.Date
+            /// Creates a new `WebhookEndpoint`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - tenant:
+            ///   - url:
+            ///   - description:
+            ///   - eventTypes:
+            ///   - disabledAt: Set when a 410 Gone turned it off.
+            ///   - disabledReason:
+            ///   - previousSecretValidUntil:
+            ///   - createdAt:
+            internal init(
+                id: Swift.String,
+                tenant: Components.Schemas.Slug,
+                url: Swift.String,
+                description: Swift.String,
+                eventTypes: [Components.Schemas.EventType],
+                disabledAt: Foundation.Date? = nil,
+                disabledReason: Swift.String? = nil,
+                previousSecretValidUntil: Foundation.Date? = nil,
+                createdAt: Foundation.Date
+            ) {
+                self.id = id
+                self.tenant = tenant
+                self.url = url
+                self.description = description
+                self.eventTypes = eventTypes
+                self.disabledAt = disabledAt
+                self.disabledReason = disabledReason
+                self.previousSecretValidUntil = previousSecretValidUntil
+                self.createdAt = createdAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case tenant
+                case url
+                case description
+                case eventTypes
+                case disabledAt
+                case disabledReason
+                case previousSecretValidUntil
+                case createdAt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookWithSecret`.
+        internal struct WebhookWithSecret: Codable, Hashable, Sendable {
+            /// Verify webhook-signature with it (Standard Webhooks).
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookWithSecret/secret`.
+            internal var secret: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookWithSecret/webhook`.
+            internal var webhook: Components.Schemas.WebhookEndpoint
+            /// Creates a new `WebhookWithSecret`.
+            ///
+            /// - Parameters:
+            ///   - secret: Verify webhook-signature with it (Standard Webhooks).
+            ///   - webhook:
+            internal init(
+                secret: Swift.String,
+                webhook: Components.Schemas.WebhookEndpoint
+            ) {
+                self.secret = secret
+                self.webhook = webhook
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case secret
+                case webhook
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Delivery`.
+        internal struct Delivery: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Delivery/id`.
+            internal var id: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Delivery/endpointId`.
+            internal var endpointId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Delivery/eventId`.
+            internal var eventId: Swift.Int
+            /// The webhook-id every attempt carries.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Delivery/messageId`.
+            internal var messageId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Delivery/type`.
+            internal var _type: Components.Schemas.EventType
+            /// - Remark: Generated from `#/components/schemas/Delivery/state`.
+            internal enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case delivered = "delivered"
+                case failed = "failed"
+            }
+            /// - Remark: Generated from `#/components/schemas/Delivery/state`.
+            internal var state: Components.Schemas.Delivery.StatePayload
+            /// - Remark: Generated from `#/components/schemas/Delivery/attempts`.
+            internal var attempts: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Delivery/nextAttemptAt`.
+            internal var nextAttemptAt: Foundation.Date?
+            /// - Remark: Generated from `#/components/schemas/Delivery/lastAttemptAt`.
+            internal var lastAttemptAt: Foundation.Date?
+            /// - Remark: Generated from `#/components/schemas/Delivery/lastStatus`.
+            internal var lastStatus: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/Delivery/lastError`.
+            internal var lastError: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Delivery/deliveredAt`.
+            internal var deliveredAt: Foundation.Date?
+            /// - Remark: Generated from `#/components/schemas/Delivery/createdAt`.
+            internal var createdAt: Foundation.Date
+            /// Creates a new `Delivery`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - endpointId:
+            ///   - eventId:
+            ///   - messageId: The webhook-id every attempt carries.
+            ///   - _type:
+            ///   - state:
+            ///   - attempts:
+            ///   - nextAttemptAt:
+            ///   - lastAttemptAt:
+            ///   - lastStatus:
+            ///   - lastError:
+            ///   - deliveredAt:
+            ///   - createdAt:
+            internal init(
+                id: Swift.Int,
+                endpointId: Swift.String,
+                eventId: Swift.Int,
+                messageId: Swift.String,
+                _type: Components.Schemas.EventType,
+                state: Components.Schemas.Delivery.StatePayload,
+                attempts: Swift.Int,
+                nextAttemptAt: Foundation.Date? = nil,
+                lastAttemptAt: Foundation.Date? = nil,
+                lastStatus: Swift.Int? = nil,
+                lastError: Swift.String? = nil,
+                deliveredAt: Foundation.Date? = nil,
+                createdAt: Foundation.Date
+            ) {
+                self.id = id
+                self.endpointId = endpointId
+                self.eventId = eventId
+                self.messageId = messageId
+                self._type = _type
+                self.state = state
+                self.attempts = attempts
+                self.nextAttemptAt = nextAttemptAt
+                self.lastAttemptAt = lastAttemptAt
+                self.lastStatus = lastStatus
+                self.lastError = lastError
+                self.deliveredAt = deliveredAt
+                self.createdAt = createdAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case endpointId
+                case eventId
+                case messageId
+                case _type = "type"
+                case state
+                case attempts
+                case nextAttemptAt
+                case lastAttemptAt
+                case lastStatus
+                case lastError
+                case deliveredAt
+                case createdAt
+            }
+        }
     }
 }

@@ -515,4 +515,1160 @@ internal enum Operations {
             }
         }
     }
+    /// The tenant's webhook endpoints.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/get(listWebhooks)`.
+    internal enum ListWebhooks {
+        internal static let id: Swift.String = "listWebhooks"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.ListWebhooks.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListWebhooks.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListWebhooks.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListWebhooks.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.ListWebhooks.Input.Path,
+                headers: Operations.ListWebhooks.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/GET/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/GET/responses/200/content/json/webhooks`.
+                        internal var webhooks: [Components.Schemas.WebhookEndpoint]
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - webhooks:
+                        internal init(webhooks: [Components.Schemas.WebhookEndpoint]) {
+                            self.webhooks = webhooks
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case webhooks
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/GET/responses/200/content/application\/json`.
+                    case json(Operations.ListWebhooks.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.ListWebhooks.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListWebhooks.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListWebhooks.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Its endpoints.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/get(listWebhooks)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListWebhooks.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListWebhooks.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/get(listWebhooks)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Add an endpoint; the answer carries its signing secret. URLs inside the operator's networks are refused.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/post(createWebhook)`.
+    internal enum CreateWebhook {
+        internal static let id: Swift.String = "createWebhook"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.CreateWebhook.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateWebhook.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateWebhook.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreateWebhook.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/requestBody/json/url`.
+                    internal var url: Swift.String
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/requestBody/json/description`.
+                    internal var description: Swift.String?
+                    /// Empty or absent - every type.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/requestBody/json/eventTypes`.
+                    internal var eventTypes: [Components.Schemas.EventType]?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - url:
+                    ///   - description:
+                    ///   - eventTypes: Empty or absent - every type.
+                    internal init(
+                        url: Swift.String,
+                        description: Swift.String? = nil,
+                        eventTypes: [Components.Schemas.EventType]? = nil
+                    ) {
+                        self.url = url
+                        self.description = description
+                        self.eventTypes = eventTypes
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case url
+                        case description
+                        case eventTypes
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/requestBody/content/application\/json`.
+                case json(Operations.CreateWebhook.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.CreateWebhook.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.CreateWebhook.Input.Path,
+                headers: Operations.CreateWebhook.Input.Headers = .init(),
+                body: Operations.CreateWebhook.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.WebhookWithSecret)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.WebhookWithSecret {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreateWebhook.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.CreateWebhook.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// Added.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/post(createWebhook)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreateWebhook.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.CreateWebhook.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/post(createWebhook)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// One endpoint.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks/{endpoint}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/get(getWebhook)`.
+    internal enum GetWebhook {
+        internal static let id: Swift.String = "getWebhook"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The webhook endpoint's id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/GET/path/endpoint`.
+                internal var endpoint: Components.Parameters.Endpoint
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - endpoint: The webhook endpoint's id.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    endpoint: Components.Parameters.Endpoint
+                ) {
+                    self.tenant = tenant
+                    self.endpoint = endpoint
+                }
+            }
+            internal var path: Operations.GetWebhook.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetWebhook.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetWebhook.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetWebhook.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetWebhook.Input.Path,
+                headers: Operations.GetWebhook.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.WebhookEndpoint)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.WebhookEndpoint {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetWebhook.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetWebhook.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The endpoint.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/get(getWebhook)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetWebhook.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetWebhook.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/get(getWebhook)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Remove an endpoint and its pending deliveries.
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/webhooks/{endpoint}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/delete(deleteWebhook)`.
+    internal enum DeleteWebhook {
+        internal static let id: Swift.String = "deleteWebhook"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/DELETE/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/DELETE/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The webhook endpoint's id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/DELETE/path/endpoint`.
+                internal var endpoint: Components.Parameters.Endpoint
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - endpoint: The webhook endpoint's id.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    endpoint: Components.Parameters.Endpoint
+                ) {
+                    self.tenant = tenant
+                    self.endpoint = endpoint
+                }
+            }
+            internal var path: Operations.DeleteWebhook.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/DELETE/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteWebhook.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteWebhook.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.DeleteWebhook.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.DeleteWebhook.Input.Path,
+                headers: Operations.DeleteWebhook.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                internal init() {}
+            }
+            /// Removed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/delete(deleteWebhook)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeleteWebhook.Output.NoContent)
+            /// Removed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/delete(deleteWebhook)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            internal static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            internal var noContent: Operations.DeleteWebhook.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/delete(deleteWebhook)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// A new signing secret; messages carry both signatures until the old one's grace ends.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/post(rotateWebhookSecret)`.
+    internal enum RotateWebhookSecret {
+        internal static let id: Swift.String = "rotateWebhookSecret"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The webhook endpoint's id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/path/endpoint`.
+                internal var endpoint: Components.Parameters.Endpoint
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - endpoint: The webhook endpoint's id.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    endpoint: Components.Parameters.Endpoint
+                ) {
+                    self.tenant = tenant
+                    self.endpoint = endpoint
+                }
+            }
+            internal var path: Operations.RotateWebhookSecret.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RotateWebhookSecret.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RotateWebhookSecret.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RotateWebhookSecret.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/requestBody/json/graceSeconds`.
+                    internal var graceSeconds: Swift.Int?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - graceSeconds:
+                    internal init(graceSeconds: Swift.Int? = nil) {
+                        self.graceSeconds = graceSeconds
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case graceSeconds
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/requestBody/content/application\/json`.
+                case json(Operations.RotateWebhookSecret.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.RotateWebhookSecret.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.RotateWebhookSecret.Input.Path,
+                headers: Operations.RotateWebhookSecret.Input.Headers = .init(),
+                body: Operations.RotateWebhookSecret.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.WebhookWithSecret)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.WebhookWithSecret {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RotateWebhookSecret.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.RotateWebhookSecret.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Rotated.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/post(rotateWebhookSecret)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RotateWebhookSecret.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.RotateWebhookSecret.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/post(rotateWebhookSecret)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Turn an endpoint back on after a 410 Gone turned it off.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/enable`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/enable/post(enableWebhook)`.
+    internal enum EnableWebhook {
+        internal static let id: Swift.String = "enableWebhook"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/enable/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/enable/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The webhook endpoint's id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/enable/POST/path/endpoint`.
+                internal var endpoint: Components.Parameters.Endpoint
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - endpoint: The webhook endpoint's id.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    endpoint: Components.Parameters.Endpoint
+                ) {
+                    self.tenant = tenant
+                    self.endpoint = endpoint
+                }
+            }
+            internal var path: Operations.EnableWebhook.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/enable/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.EnableWebhook.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.EnableWebhook.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.EnableWebhook.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.EnableWebhook.Input.Path,
+                headers: Operations.EnableWebhook.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/enable/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/enable/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.WebhookEndpoint)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.WebhookEndpoint {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.EnableWebhook.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.EnableWebhook.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The endpoint.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/enable/post(enableWebhook)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.EnableWebhook.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.EnableWebhook.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/enable/post(enableWebhook)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Send a delivery again from its first attempt, with the same webhook-id.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/post(replayDelivery)`.
+    internal enum ReplayDelivery {
+        internal static let id: Swift.String = "replayDelivery"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The webhook endpoint's id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/POST/path/endpoint`.
+                internal var endpoint: Components.Parameters.Endpoint
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/POST/path/delivery`.
+                internal var delivery: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - endpoint: The webhook endpoint's id.
+                ///   - delivery:
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    endpoint: Components.Parameters.Endpoint,
+                    delivery: Swift.String
+                ) {
+                    self.tenant = tenant
+                    self.endpoint = endpoint
+                    self.delivery = delivery
+                }
+            }
+            internal var path: Operations.ReplayDelivery.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReplayDelivery.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReplayDelivery.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ReplayDelivery.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.ReplayDelivery.Input.Path,
+                headers: Operations.ReplayDelivery.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Accepted: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/POST/responses/202/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/POST/responses/202/content/application\/json`.
+                    case json(Components.Schemas.Delivery)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Delivery {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ReplayDelivery.Output.Accepted.Body
+                /// Creates a new `Accepted`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ReplayDelivery.Output.Accepted.Body) {
+                    self.body = body
+                }
+            }
+            /// Queued.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/post(replayDelivery)/responses/202`.
+            ///
+            /// HTTP response code: `202 accepted`.
+            case accepted(Operations.ReplayDelivery.Output.Accepted)
+            /// The associated value of the enum case if `self` is `.accepted`.
+            ///
+            /// - Throws: An error if `self` is not `.accepted`.
+            /// - SeeAlso: `.accepted`.
+            internal var accepted: Operations.ReplayDelivery.Output.Accepted {
+                get throws {
+                    switch self {
+                    case let .accepted(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "accepted",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/post(replayDelivery)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
 }

@@ -20,6 +20,41 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/api-keys/{key}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/api-keys/{key}/delete(revokeAPIKey)`.
     func revokeAPIKey(_ input: Operations.RevokeAPIKey.Input) async throws -> Operations.RevokeAPIKey.Output
+    /// The tenant's webhook endpoints.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/get(listWebhooks)`.
+    func listWebhooks(_ input: Operations.ListWebhooks.Input) async throws -> Operations.ListWebhooks.Output
+    /// Add an endpoint; the answer carries its signing secret. URLs inside the operator's networks are refused.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/post(createWebhook)`.
+    func createWebhook(_ input: Operations.CreateWebhook.Input) async throws -> Operations.CreateWebhook.Output
+    /// One endpoint.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks/{endpoint}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/get(getWebhook)`.
+    func getWebhook(_ input: Operations.GetWebhook.Input) async throws -> Operations.GetWebhook.Output
+    /// Remove an endpoint and its pending deliveries.
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/webhooks/{endpoint}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/delete(deleteWebhook)`.
+    func deleteWebhook(_ input: Operations.DeleteWebhook.Input) async throws -> Operations.DeleteWebhook.Output
+    /// A new signing secret; messages carry both signatures until the old one's grace ends.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/post(rotateWebhookSecret)`.
+    func rotateWebhookSecret(_ input: Operations.RotateWebhookSecret.Input) async throws -> Operations.RotateWebhookSecret.Output
+    /// Turn an endpoint back on after a 410 Gone turned it off.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/enable`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/enable/post(enableWebhook)`.
+    func enableWebhook(_ input: Operations.EnableWebhook.Input) async throws -> Operations.EnableWebhook.Output
+    /// Send a delivery again from its first attempt, with the same webhook-id.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/post(replayDelivery)`.
+    func replayDelivery(_ input: Operations.ReplayDelivery.Input) async throws -> Operations.ReplayDelivery.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -61,6 +96,101 @@ extension APIProtocol {
         headers: Operations.RevokeAPIKey.Input.Headers = .init()
     ) async throws -> Operations.RevokeAPIKey.Output {
         try await revokeAPIKey(Operations.RevokeAPIKey.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The tenant's webhook endpoints.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/get(listWebhooks)`.
+    internal func listWebhooks(
+        path: Operations.ListWebhooks.Input.Path,
+        headers: Operations.ListWebhooks.Input.Headers = .init()
+    ) async throws -> Operations.ListWebhooks.Output {
+        try await listWebhooks(Operations.ListWebhooks.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Add an endpoint; the answer carries its signing secret. URLs inside the operator's networks are refused.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/post(createWebhook)`.
+    internal func createWebhook(
+        path: Operations.CreateWebhook.Input.Path,
+        headers: Operations.CreateWebhook.Input.Headers = .init(),
+        body: Operations.CreateWebhook.Input.Body
+    ) async throws -> Operations.CreateWebhook.Output {
+        try await createWebhook(Operations.CreateWebhook.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// One endpoint.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks/{endpoint}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/get(getWebhook)`.
+    internal func getWebhook(
+        path: Operations.GetWebhook.Input.Path,
+        headers: Operations.GetWebhook.Input.Headers = .init()
+    ) async throws -> Operations.GetWebhook.Output {
+        try await getWebhook(Operations.GetWebhook.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Remove an endpoint and its pending deliveries.
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/webhooks/{endpoint}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/delete(deleteWebhook)`.
+    internal func deleteWebhook(
+        path: Operations.DeleteWebhook.Input.Path,
+        headers: Operations.DeleteWebhook.Input.Headers = .init()
+    ) async throws -> Operations.DeleteWebhook.Output {
+        try await deleteWebhook(Operations.DeleteWebhook.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// A new signing secret; messages carry both signatures until the old one's grace ends.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/rotate-secret/post(rotateWebhookSecret)`.
+    internal func rotateWebhookSecret(
+        path: Operations.RotateWebhookSecret.Input.Path,
+        headers: Operations.RotateWebhookSecret.Input.Headers = .init(),
+        body: Operations.RotateWebhookSecret.Input.Body
+    ) async throws -> Operations.RotateWebhookSecret.Output {
+        try await rotateWebhookSecret(Operations.RotateWebhookSecret.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Turn an endpoint back on after a 410 Gone turned it off.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/enable`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/enable/post(enableWebhook)`.
+    internal func enableWebhook(
+        path: Operations.EnableWebhook.Input.Path,
+        headers: Operations.EnableWebhook.Input.Headers = .init()
+    ) async throws -> Operations.EnableWebhook.Output {
+        try await enableWebhook(Operations.EnableWebhook.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Send a delivery again from its first attempt, with the same webhook-id.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/post(replayDelivery)`.
+    internal func replayDelivery(
+        path: Operations.ReplayDelivery.Input.Path,
+        headers: Operations.ReplayDelivery.Input.Headers = .init()
+    ) async throws -> Operations.ReplayDelivery.Output {
+        try await replayDelivery(Operations.ReplayDelivery.Input(
             path: path,
             headers: headers
         ))

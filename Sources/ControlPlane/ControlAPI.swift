@@ -13,7 +13,6 @@ public enum ControlAPI {
     /// Largest request body accepted.
     public static let maximumBodyBytes = 64 * 1024
 
-    struct CreateTenant: Decodable { var slug: String; var name: String?; var maxConcurrentStreams: Int? }
     struct SecretRotation: Decodable { var graceSeconds: Int? }
     struct RotatedKey: Encodable {
         var tenant: String; var stream: String
@@ -27,7 +26,6 @@ public enum ControlAPI {
     struct StorageQuotaBody: Decodable { var bytes: Int64 }
     struct SourceLimitsSet: Encodable { var tenant: String; var maxShortSide: Int; var maxFrameRate: Double }
     struct StorageQuotaSet: Encodable { var tenant: String; var quotaBytes: Int64 }
-    struct CreatedTenant: Encodable { var id: Int64; var slug: String }
     struct StorageUse: Encodable { var tenant: String; var quotaBytes: Int64; var recordingsBytes: Int64; var state: String }
     struct CreateStream: Decodable { var slug: String; var title: String?; var visibility: String? }
     struct Visibility: Decodable { var visibility: String }
@@ -271,17 +269,6 @@ public enum ControlAPI {
             case .stillRecording: throw APIError.conflict("recording \(id) is still being written; delete it once the session ends and it is ready or failed")
             }
         }
-        book.on(.post, "tenants", .operator) { request, context -> Response in
-            let body = try await decode(CreateTenant.self, request, context)
-            guard Slug.isValid(body.slug) else { throw APIError.badRequest("slug must be \(Slug.rule)") }
-            let id: Int64
-            do {
-                id = try await guarded { try await catalog.createTenant(slug: body.slug, name: body.name ?? body.slug, maxConcurrentStreams: body.maxConcurrentStreams ?? 10, ifExists: .refuse) }
-            } catch let error as PostgresError where error.code == .uniqueViolation {
-                throw APIError.conflict("tenant \(body.slug) already exists")
-            }
-            return try json(CreatedTenant(id: id, slug: body.slug), status: .created)
-        }
         book.on(.post, "tenants/:tenant/streams", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant")
             let body = try await decode(CreateStream.self, request, context)
@@ -310,7 +297,6 @@ public enum ControlAPI {
         } catch {
             preconditionFailure("the control API cannot start: \(error)")  // the document lacks an operation's access (tests catch it first)
         }
-        tenantRoutes(book, catalog: catalog)
         streamRoutes(book, catalog: catalog)
         webhookRoutes(book, catalog: catalog)
         eventRoutes(book, catalog: catalog, feed: feed)

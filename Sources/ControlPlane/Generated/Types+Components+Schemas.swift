@@ -63,6 +63,79 @@ extension Components {
             case webhooks = "webhooks"
             case highlights = "highlights"
         }
+        /// - Remark: Generated from `#/components/schemas/Tenant`.
+        internal struct Tenant: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Tenant/slug`.
+            internal var slug: Components.Schemas.Slug
+            /// - Remark: Generated from `#/components/schemas/Tenant/name`.
+            internal var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Tenant/maxConcurrentStreams`.
+            internal var maxConcurrentStreams: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Tenant/storageQuotaBytes`.
+            internal var storageQuotaBytes: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Tenant/maxSourceShortSide`.
+            internal var maxSourceShortSide: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Tenant/maxSourceFrameRate`.
+            internal var maxSourceFrameRate: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/Tenant/maxRenditionShortSide`.
+            internal var maxRenditionShortSide: Swift.Int
+            /// Present while suspended.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tenant/suspendedAt`.
+            internal var suspendedAt: Foundation.Date?
+            /// - Remark: Generated from `#/components/schemas/Tenant/liveStreams`.
+            internal var liveStreams: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Tenant/createdAt`.
+            internal var createdAt: Foundation.Date
+            /// Creates a new `Tenant`.
+            ///
+            /// - Parameters:
+            ///   - slug:
+            ///   - name:
+            ///   - maxConcurrentStreams:
+            ///   - storageQuotaBytes:
+            ///   - maxSourceShortSide:
+            ///   - maxSourceFrameRate:
+            ///   - maxRenditionShortSide:
+            ///   - suspendedAt: Present while suspended.
+            ///   - liveStreams:
+            ///   - createdAt:
+            internal init(
+                slug: Components.Schemas.Slug,
+                name: Swift.String,
+                maxConcurrentStreams: Swift.Int,
+                storageQuotaBytes: Swift.Int,
+                maxSourceShortSide: Swift.Int,
+                maxSourceFrameRate: Swift.Double,
+                maxRenditionShortSide: Swift.Int,
+                suspendedAt: Foundation.Date? = nil,
+                liveStreams: Swift.Int,
+                createdAt: Foundation.Date
+            ) {
+                self.slug = slug
+                self.name = name
+                self.maxConcurrentStreams = maxConcurrentStreams
+                self.storageQuotaBytes = storageQuotaBytes
+                self.maxSourceShortSide = maxSourceShortSide
+                self.maxSourceFrameRate = maxSourceFrameRate
+                self.maxRenditionShortSide = maxRenditionShortSide
+                self.suspendedAt = suspendedAt
+                self.liveStreams = liveStreams
+                self.createdAt = createdAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case slug
+                case name
+                case maxConcurrentStreams
+                case storageQuotaBytes
+                case maxSourceShortSide
+                case maxSourceFrameRate
+                case maxRenditionShortSide
+                case suspendedAt
+                case liveStreams
+                case createdAt
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/APIKey`.
         internal struct APIKey: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/APIKey/id`.

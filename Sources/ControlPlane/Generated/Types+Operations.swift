@@ -5,6 +5,1164 @@ import struct Foundation.Data
 import struct Foundation.Date
 /// API operations, with input and output types, generated from `#/paths` in the OpenAPI document.
 internal enum Operations {
+    /// List tenants.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants`.
+    /// - Remark: Generated from `#/paths//v1/tenants/get(listTenants)`.
+    internal enum ListTenants {
+        internal static let id: Swift.String = "listTenants"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListTenants.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListTenants.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListTenants.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.ListTenants.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/GET/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/GET/responses/200/content/json/tenants`.
+                        internal var tenants: [Components.Schemas.Tenant]
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenants:
+                        internal init(tenants: [Components.Schemas.Tenant]) {
+                            self.tenants = tenants
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenants
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/GET/responses/200/content/application\/json`.
+                    case json(Operations.ListTenants.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.ListTenants.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListTenants.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListTenants.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Every tenant.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/get(listTenants)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListTenants.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListTenants.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/get(listTenants)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Create a tenant.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants`.
+    /// - Remark: Generated from `#/paths//v1/tenants/post(createTenant)`.
+    internal enum CreateTenant {
+        internal static let id: Swift.String = "createTenant"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateTenant.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateTenant.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreateTenant.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/POST/requestBody/json/slug`.
+                    internal var slug: Components.Schemas.Slug
+                    /// - Remark: Generated from `#/paths/v1/tenants/POST/requestBody/json/name`.
+                    internal var name: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/tenants/POST/requestBody/json/maxConcurrentStreams`.
+                    internal var maxConcurrentStreams: Swift.Int?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - slug:
+                    ///   - name:
+                    ///   - maxConcurrentStreams:
+                    internal init(
+                        slug: Components.Schemas.Slug,
+                        name: Swift.String? = nil,
+                        maxConcurrentStreams: Swift.Int? = nil
+                    ) {
+                        self.slug = slug
+                        self.name = name
+                        self.maxConcurrentStreams = maxConcurrentStreams
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case slug
+                        case name
+                        case maxConcurrentStreams
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/POST/requestBody/content/application\/json`.
+                case json(Operations.CreateTenant.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.CreateTenant.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                headers: Operations.CreateTenant.Input.Headers = .init(),
+                body: Operations.CreateTenant.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/POST/responses/201/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/POST/responses/201/content/json/id`.
+                        internal var id: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/tenants/POST/responses/201/content/json/slug`.
+                        internal var slug: Components.Schemas.Slug
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - id:
+                        ///   - slug:
+                        internal init(
+                            id: Swift.Int,
+                            slug: Components.Schemas.Slug
+                        ) {
+                            self.id = id
+                            self.slug = slug
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case id
+                            case slug
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/POST/responses/201/content/application\/json`.
+                    case json(Operations.CreateTenant.Output.Created.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.CreateTenant.Output.Created.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreateTenant.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.CreateTenant.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// Created.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/post(createTenant)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreateTenant.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.CreateTenant.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/post(createTenant)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// One tenant, with its quotas and whether it is suspended.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)`.
+    internal enum GetTenant {
+        internal static let id: Swift.String = "getTenant"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.GetTenant.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetTenant.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetTenant.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetTenant.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetTenant.Input.Path,
+                headers: Operations.GetTenant.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Tenant)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Tenant {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetTenant.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetTenant.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The tenant.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetTenant.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetTenant.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Change a tenant's name and quotas (absent fields stay; a lower quota applies to what starts next).
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)`.
+    internal enum UpdateTenant {
+        internal static let id: Swift.String = "updateTenant"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.UpdateTenant.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateTenant.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateTenant.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.UpdateTenant.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/json/name`.
+                    internal var name: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/json/maxConcurrentStreams`.
+                    internal var maxConcurrentStreams: Swift.Int?
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/json/storageQuotaBytes`.
+                    internal var storageQuotaBytes: Swift.Int?
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/json/maxSourceShortSide`.
+                    internal var maxSourceShortSide: Swift.Int?
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/json/maxSourceFrameRate`.
+                    internal var maxSourceFrameRate: Swift.Double?
+                    /// The maximum ladder: the largest rendition the tenant's shows are transcoded to, as a short side in pixels (720 for 720p). Rungs above it are left out from the next publish; ladder profiles with a rung above it are refused. 2160, the default, is no ceiling.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/json/maxRenditionShortSide`.
+                    internal var maxRenditionShortSide: Swift.Int?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - name:
+                    ///   - maxConcurrentStreams:
+                    ///   - storageQuotaBytes:
+                    ///   - maxSourceShortSide:
+                    ///   - maxSourceFrameRate:
+                    ///   - maxRenditionShortSide: The maximum ladder: the largest rendition the tenant's shows are transcoded to, as a short side in pixels (720 for 720p). Rungs above it are left out from the next publish; ladder profiles with a rung above it are refused. 2160, the default, is no ceiling.
+                    internal init(
+                        name: Swift.String? = nil,
+                        maxConcurrentStreams: Swift.Int? = nil,
+                        storageQuotaBytes: Swift.Int? = nil,
+                        maxSourceShortSide: Swift.Int? = nil,
+                        maxSourceFrameRate: Swift.Double? = nil,
+                        maxRenditionShortSide: Swift.Int? = nil
+                    ) {
+                        self.name = name
+                        self.maxConcurrentStreams = maxConcurrentStreams
+                        self.storageQuotaBytes = storageQuotaBytes
+                        self.maxSourceShortSide = maxSourceShortSide
+                        self.maxSourceFrameRate = maxSourceFrameRate
+                        self.maxRenditionShortSide = maxRenditionShortSide
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case name
+                        case maxConcurrentStreams
+                        case storageQuotaBytes
+                        case maxSourceShortSide
+                        case maxSourceFrameRate
+                        case maxRenditionShortSide
+                    }
+                    internal init(from decoder: any Swift.Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        self.name = try container.decodeIfPresent(
+                            Swift.String.self,
+                            forKey: .name
+                        )
+                        self.maxConcurrentStreams = try container.decodeIfPresent(
+                            Swift.Int.self,
+                            forKey: .maxConcurrentStreams
+                        )
+                        self.storageQuotaBytes = try container.decodeIfPresent(
+                            Swift.Int.self,
+                            forKey: .storageQuotaBytes
+                        )
+                        self.maxSourceShortSide = try container.decodeIfPresent(
+                            Swift.Int.self,
+                            forKey: .maxSourceShortSide
+                        )
+                        self.maxSourceFrameRate = try container.decodeIfPresent(
+                            Swift.Double.self,
+                            forKey: .maxSourceFrameRate
+                        )
+                        self.maxRenditionShortSide = try container.decodeIfPresent(
+                            Swift.Int.self,
+                            forKey: .maxRenditionShortSide
+                        )
+                        try decoder.ensureNoAdditionalProperties(knownKeys: [
+                            "name",
+                            "maxConcurrentStreams",
+                            "storageQuotaBytes",
+                            "maxSourceShortSide",
+                            "maxSourceFrameRate",
+                            "maxRenditionShortSide"
+                        ])
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/content/application\/json`.
+                case json(Operations.UpdateTenant.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.UpdateTenant.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.UpdateTenant.Input.Path,
+                headers: Operations.UpdateTenant.Input.Headers = .init(),
+                body: Operations.UpdateTenant.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Tenant)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Tenant {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.UpdateTenant.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.UpdateTenant.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The tenant as it is now.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.UpdateTenant.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.UpdateTenant.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Delete a tenant with its streams, sessions, recordings, keys, profiles and webhooks (409 while one of its shows is on - suspend it first).
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)`.
+    internal enum DeleteTenant {
+        internal static let id: Swift.String = "deleteTenant"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/DELETE/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/DELETE/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.DeleteTenant.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/DELETE/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteTenant.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteTenant.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.DeleteTenant.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.DeleteTenant.Input.Path,
+                headers: Operations.DeleteTenant.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                internal init() {}
+            }
+            /// Deleted; its recordings' files are removed by the packagers that wrote them within seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeleteTenant.Output.NoContent)
+            /// Deleted; its recordings' files are removed by the packagers that wrote them within seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            internal static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            internal var noContent: Operations.DeleteTenant.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Suspend a tenant - its keys fail and its streams cannot start; shows already live go on.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/suspend`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/suspend/post(suspendTenant)`.
+    internal enum SuspendTenant {
+        internal static let id: Swift.String = "suspendTenant"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/suspend/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/suspend/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.SuspendTenant.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/suspend/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SuspendTenant.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SuspendTenant.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SuspendTenant.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.SuspendTenant.Input.Path,
+                headers: Operations.SuspendTenant.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/suspend/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/suspend/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Tenant)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Tenant {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SuspendTenant.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SuspendTenant.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The tenant, suspended.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/suspend/post(suspendTenant)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SuspendTenant.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SuspendTenant.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/suspend/post(suspendTenant)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Resume a suspended tenant.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/resume`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/resume/post(resumeTenant)`.
+    internal enum ResumeTenant {
+        internal static let id: Swift.String = "resumeTenant"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/resume/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/resume/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.ResumeTenant.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/resume/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ResumeTenant.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ResumeTenant.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ResumeTenant.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.ResumeTenant.Input.Path,
+                headers: Operations.ResumeTenant.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/resume/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/resume/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Tenant)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Tenant {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ResumeTenant.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ResumeTenant.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The tenant.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/resume/post(resumeTenant)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ResumeTenant.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ResumeTenant.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/resume/post(resumeTenant)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// The tenant's API keys, without their secrets.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/api-keys`.

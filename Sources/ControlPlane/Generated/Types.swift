@@ -5,6 +5,41 @@ import struct Foundation.Data
 import struct Foundation.Date
 /// A type that performs HTTP operations defined by the OpenAPI document.
 internal protocol APIProtocol: Sendable {
+    /// List tenants.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants`.
+    /// - Remark: Generated from `#/paths//v1/tenants/get(listTenants)`.
+    func listTenants(_ input: Operations.ListTenants.Input) async throws -> Operations.ListTenants.Output
+    /// Create a tenant.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants`.
+    /// - Remark: Generated from `#/paths//v1/tenants/post(createTenant)`.
+    func createTenant(_ input: Operations.CreateTenant.Input) async throws -> Operations.CreateTenant.Output
+    /// One tenant, with its quotas and whether it is suspended.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)`.
+    func getTenant(_ input: Operations.GetTenant.Input) async throws -> Operations.GetTenant.Output
+    /// Change a tenant's name and quotas (absent fields stay; a lower quota applies to what starts next).
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)`.
+    func updateTenant(_ input: Operations.UpdateTenant.Input) async throws -> Operations.UpdateTenant.Output
+    /// Delete a tenant with its streams, sessions, recordings, keys, profiles and webhooks (409 while one of its shows is on - suspend it first).
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)`.
+    func deleteTenant(_ input: Operations.DeleteTenant.Input) async throws -> Operations.DeleteTenant.Output
+    /// Suspend a tenant - its keys fail and its streams cannot start; shows already live go on.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/suspend`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/suspend/post(suspendTenant)`.
+    func suspendTenant(_ input: Operations.SuspendTenant.Input) async throws -> Operations.SuspendTenant.Output
+    /// Resume a suspended tenant.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/resume`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/resume/post(resumeTenant)`.
+    func resumeTenant(_ input: Operations.ResumeTenant.Input) async throws -> Operations.ResumeTenant.Output
     /// The tenant's API keys, without their secrets.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/api-keys`.
@@ -59,6 +94,93 @@ internal protocol APIProtocol: Sendable {
 
 /// Convenience overloads for operation inputs.
 extension APIProtocol {
+    /// List tenants.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants`.
+    /// - Remark: Generated from `#/paths//v1/tenants/get(listTenants)`.
+    internal func listTenants(headers: Operations.ListTenants.Input.Headers = .init()) async throws -> Operations.ListTenants.Output {
+        try await listTenants(Operations.ListTenants.Input(headers: headers))
+    }
+    /// Create a tenant.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants`.
+    /// - Remark: Generated from `#/paths//v1/tenants/post(createTenant)`.
+    internal func createTenant(
+        headers: Operations.CreateTenant.Input.Headers = .init(),
+        body: Operations.CreateTenant.Input.Body
+    ) async throws -> Operations.CreateTenant.Output {
+        try await createTenant(Operations.CreateTenant.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// One tenant, with its quotas and whether it is suspended.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)`.
+    internal func getTenant(
+        path: Operations.GetTenant.Input.Path,
+        headers: Operations.GetTenant.Input.Headers = .init()
+    ) async throws -> Operations.GetTenant.Output {
+        try await getTenant(Operations.GetTenant.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Change a tenant's name and quotas (absent fields stay; a lower quota applies to what starts next).
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)`.
+    internal func updateTenant(
+        path: Operations.UpdateTenant.Input.Path,
+        headers: Operations.UpdateTenant.Input.Headers = .init(),
+        body: Operations.UpdateTenant.Input.Body
+    ) async throws -> Operations.UpdateTenant.Output {
+        try await updateTenant(Operations.UpdateTenant.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Delete a tenant with its streams, sessions, recordings, keys, profiles and webhooks (409 while one of its shows is on - suspend it first).
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)`.
+    internal func deleteTenant(
+        path: Operations.DeleteTenant.Input.Path,
+        headers: Operations.DeleteTenant.Input.Headers = .init()
+    ) async throws -> Operations.DeleteTenant.Output {
+        try await deleteTenant(Operations.DeleteTenant.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Suspend a tenant - its keys fail and its streams cannot start; shows already live go on.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/suspend`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/suspend/post(suspendTenant)`.
+    internal func suspendTenant(
+        path: Operations.SuspendTenant.Input.Path,
+        headers: Operations.SuspendTenant.Input.Headers = .init()
+    ) async throws -> Operations.SuspendTenant.Output {
+        try await suspendTenant(Operations.SuspendTenant.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Resume a suspended tenant.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/resume`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/resume/post(resumeTenant)`.
+    internal func resumeTenant(
+        path: Operations.ResumeTenant.Input.Path,
+        headers: Operations.ResumeTenant.Input.Headers = .init()
+    ) async throws -> Operations.ResumeTenant.Output {
+        try await resumeTenant(Operations.ResumeTenant.Input(
+            path: path,
+            headers: headers
+        ))
+    }
     /// The tenant's API keys, without their secrets.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/api-keys`.

@@ -92,3 +92,20 @@ extension Components.Schemas.Tenant {
                   suspendedAt: try row.suspendedAt.map(MillisecondDates.date), liveStreams: row.liveStreams, createdAt: try MillisecondDates.date(row.createdAt))
     }
 }
+
+extension ControlAPIHandlers {
+    /// Fair share: the largest source the tenant may publish.
+    func setSourceLimits(_ input: Operations.SetSourceLimits.Input) async throws -> Operations.SetSourceLimits.Output {
+        let tenant = input.path.tenant
+        let body: Operations.SetSourceLimits.Input.Body.JsonPayload
+        switch input.body { case .json(let json): body = json }
+        guard (144...4320).contains(body.maxShortSide), (1...240).contains(body.maxFrameRate) else {
+            throw APIError.badRequest("maxShortSide must be from 144 to 4320 and maxFrameRate from 1 to 240")
+        }
+        let limits = SourceLimits(maximumShortSide: body.maxShortSide, maximumFrameRate: body.maxFrameRate)
+        guard try await ControlAPI.guarded({ try await catalog.setSourceLimits(tenantSlug: tenant, limits) }) else {
+            throw APIError.notFound("no tenant \(tenant)")
+        }
+        return .ok(.init(body: .json(.init(tenant: tenant, maxShortSide: body.maxShortSide, maxFrameRate: body.maxFrameRate))))
+    }
+}

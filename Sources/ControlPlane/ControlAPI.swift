@@ -22,27 +22,7 @@ public enum ControlAPI {
         /// Until when the previous key still publishes (absent: it stopped at once).
         var previousKeyValidUntil: String?
     }
-    struct SourceLimitsBody: Decodable { var maxShortSide: Int; var maxFrameRate: Double }
-    struct StorageQuotaBody: Decodable { var bytes: Int64 }
-    struct SourceLimitsSet: Encodable { var tenant: String; var maxShortSide: Int; var maxFrameRate: Double }
-    struct StorageQuotaSet: Encodable { var tenant: String; var quotaBytes: Int64 }
-    struct StorageUse: Encodable { var tenant: String; var quotaBytes: Int64; var recordingsBytes: Int64; var state: String }
     struct CreateStream: Decodable { var slug: String; var title: String?; var visibility: String? }
-    struct Visibility: Decodable { var visibility: String }
-    struct TokenRequest: Decodable { var ttlSeconds: Int? }
-    struct RecordingSwitch: Decodable { var enabled: Bool }
-    struct Playback: Encodable {
-        var tenant: String; var stream: String
-        /// The packager node serving it (nil when none is registered).
-        var origin: String?
-        var playbackURL: String; var thumbnailURL: String
-    }
-    struct IssuedToken: Encodable {
-        var token: String
-        /// Unix seconds.
-        var expiresAt: Int64
-        var playbackURL: String
-    }
     struct SaveProfile: Decodable {
         var name: String
         var rungs: [LadderProfileStore.RungJSON]
@@ -115,29 +95,6 @@ public enum ControlAPI {
             let leases = try await guarded { try await LeaseLedger.list(in: catalog.database, currentOnly: current, limit: limit) }
             return try json(["leases": leases])
         }
-        /// The packager a stream plays from (PostgreSQL: the one ingest placed it on, or where
-        /// rendezvous hashing will place it), or the configured base when none is registered.
-        @Sendable func origin(_ tenant: String, _ stream: String) async throws -> (node: String?, base: String) {
-            guard let origin = try await guarded({ try await catalog.database.run { try NodeRegistry.origin($0, tenant: tenant, stream: stream) } }) else {
-                throw APIError.notFound("no stream \(tenant)/\(stream)")
-            }
-            return (origin.node?.id, origin.node?.publicURL ?? playbackBaseURL)
-        }
-        book.on(.get, "tenants/:tenant/streams/:stream/playback", .tenant(.streamsRead)) { _, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let (node, base) = try await origin(tenant, stream)
-            return try json(Playback(tenant: tenant, stream: stream, origin: node, playbackURL: "\(base)/live/\(tenant)/\(stream)/master.m3u8",
-                                     thumbnailURL: "\(base)/live/\(tenant)/\(stream)/thumbnail.jpg"))
-        }
-        // A stream's latest preview still: the packager serves it; the API sends callers there.
-        book.on(.get, "tenants/:tenant/streams/:stream/thumbnail", .tenant(.streamsRead)) { _, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let (_, base) = try await origin(tenant, stream)
-            var headers = HTTPFields()
-            headers[.location] = "\(base)/live/\(tenant)/\(stream)/thumbnail.jpg"
-            headers[.cacheControl] = "max-age=2"
-            return Response(status: .found, headers: headers)
-        }
         // Ladder profiles: how a tenant's streams are transcoded.
         let profiles = LadderProfileStore(database: catalog.database)
         book.on(.post, "tenants/:tenant/ladder-profiles", .tenant(.streamsWrite)) { request, context -> Response in
@@ -158,33 +115,6 @@ public enum ControlAPI {
             try await problems { try await guarded { try await profiles.assign(tenantSlug: tenant, streamSlug: stream, profileName: body.name) } }
             return try json(["tenant": tenant, "stream": stream, "ladderProfile": body.name ?? "tenant default"])
         }
-        // Private streams: playback needs a signed token on every request.
-        let access = PlaybackAccessStore(database: catalog.database)
-        book.on(.put, "tenants/:tenant/streams/:stream/visibility", .tenant(.streamsWrite)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let body = try await decode(Visibility.self, request, context)
-            guard PlaybackAccessStore.visibilities.contains(body.visibility) else {
-                throw APIError.badRequest("visibility must be public or private, not \(body.visibility)")
-            }
-            guard try await guarded({ try await access.setVisibility(tenant: tenant, stream: stream, body.visibility) }) else {
-                throw APIError.notFound("no stream \(tenant)/\(stream)")
-            }
-            return try json(["tenant": tenant, "stream": stream, "visibility": body.visibility])
-        }
-        book.on(.post, "tenants/:tenant/streams/:stream/playback-tokens", .tenant(.playbackSign)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let body = try await decode(TokenRequest.self, request, context)
-            let seconds = body.ttlSeconds ?? 3600
-            guard (1...PlaybackAccessStore.maximumTokenSeconds).contains(seconds) else {
-                throw APIError.badRequest("ttlSeconds must be from 1 to \(PlaybackAccessStore.maximumTokenSeconds)")
-            }
-            guard let issued = try await guarded({ try await access.issueToken(tenant: tenant, stream: stream, seconds: seconds) }) else {
-                throw APIError.notFound("no stream \(tenant)/\(stream)")
-            }
-            let (_, base) = try await origin(tenant, stream)
-            return try json(IssuedToken(token: issued.token, expiresAt: issued.expiry,
-                                        playbackURL: "\(base)/live/\(tenant)/\(stream)/master.m3u8?token=\(issued.token)"), status: .created)
-        }
         // A new stream key, shown once; the old one publishes on for the grace period (0 by default).
         book.on(.post, "tenants/:tenant/streams/:stream/rotate-key", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
@@ -197,77 +127,6 @@ public enum ControlAPI {
             logger.info("stream key rotated", metadata: ["tenant": "\(tenant)", "stream": "\(stream)", "grace_seconds": "\(grace)"])
             return try json(RotatedKey(tenant: tenant, stream: stream, streamKey: rotated.key, publishURL: "\(rtmpBaseURL)/live/\(rotated.key)",
                                        previousKeyValidUntil: rotated.previousValidUntil))
-        }
-        // Fair share: the largest source the tenant may publish.
-        book.on(.put, "tenants/:tenant/source-limits", .operator) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant")
-            let body = try await decode(SourceLimitsBody.self, request, context)
-            guard (144...4320).contains(body.maxShortSide), (1...240).contains(body.maxFrameRate) else {
-                throw APIError.badRequest("maxShortSide must be from 144 to 4320 and maxFrameRate from 1 to 240")
-            }
-            let limits = SourceLimits(maximumShortSide: body.maxShortSide, maximumFrameRate: body.maxFrameRate)
-            guard try await guarded({ try await catalog.setSourceLimits(tenantSlug: tenant, limits) }) else {
-                throw APIError.notFound("no tenant \(tenant)")
-            }
-            return try json(SourceLimitsSet(tenant: tenant, maxShortSide: body.maxShortSide, maxFrameRate: body.maxFrameRate))
-        }
-        // Fair share of disk: what the tenant may keep in recordings and DVR media.
-        book.on(.put, "tenants/:tenant/storage-quota", .operator) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant")
-            let body = try await decode(StorageQuotaBody.self, request, context)
-            guard (0...(1 << 50)).contains(body.bytes) else { throw APIError.badRequest("bytes must be from 0 to \(1 << 50)") }
-            guard try await guarded({ try await catalog.database.run { try RecordingStore.setQuota($0, tenant: tenant, bytes: body.bytes) } }) else {
-                throw APIError.notFound("no tenant \(tenant)")
-            }
-            return try json(StorageQuotaSet(tenant: tenant, quotaBytes: body.bytes))
-        }
-        // The tenant's recordings against its quota ("full": recordings stop, DVR is not archived).
-        book.on(.get, "tenants/:tenant/storage", .tenant(.recordings)) { _, context -> Response in
-            let tenant = try context.parameters.require("tenant")
-            guard Slug.isValid(tenant),
-                  let use = try await guarded({ try await catalog.database.run { try RecordingStore.usage($0, tenants: [tenant], node: "")[tenant] } }) else {
-                throw APIError.notFound("no tenant \(tenant)")
-            }
-            return try json(StorageUse(tenant: tenant, quotaBytes: use.quotaBytes, recordingsBytes: use.recordedBytes,
-                                       state: use.recordedBytes >= use.quotaBytes ? "full" : "ok"))
-        }
-        // A new playback secret for the tenant; the old one keeps playing for the grace period.
-        book.on(.post, "tenants/:tenant/playback-secret/rotate", .tenant(.playbackSign)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant")
-            let body = try await decode(SecretRotation.self, request, context)
-            let grace = body.graceSeconds ?? 3600
-            guard (0...PlaybackAccessStore.maximumGraceSeconds).contains(grace) else {
-                throw APIError.badRequest("graceSeconds must be from 0 to \(PlaybackAccessStore.maximumGraceSeconds)")
-            }
-            guard let until = try await guarded({ try await access.rotateSecret(tenant: tenant, graceSeconds: grace) }) else {
-                throw APIError.notFound("no tenant \(tenant)")
-            }
-            return try json(["tenant": tenant, "previousSecretValidUntil": ISO8601DateFormatter().string(from: until)])
-        }
-        // Recording: on or off per stream; each recorded session is a row with its state.
-        book.on(.put, "tenants/:tenant/streams/:stream/recording", .tenant(.recordings)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let body = try await decode(RecordingSwitch.self, request, context)
-            guard try await guarded({ try await catalog.database.run { try RecordingStore.setEnabled($0, tenant: tenant, stream: stream, body.enabled) } }) else {
-                throw APIError.notFound("no stream \(tenant)/\(stream)")
-            }
-            return try json(["tenant": tenant, "stream": stream, "recording": body.enabled ? "on" : "off"])
-        }
-        book.on(.get, "tenants/:tenant/streams/:stream/recordings", .tenant(.recordings)) { _, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let rows = try await guarded { try await catalog.database.run { try RecordingStore.list($0, tenant: tenant, stream: stream) } }
-            return try json(["recordings": rows])
-        }
-        // Deleting a recording frees its bytes of the tenant's quota at once; the packager that
-        // wrote it removes the files within seconds.
-        book.on(.delete, "tenants/:tenant/streams/:stream/recordings/:recording", .tenant(.recordings)) { _, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            guard let id = Int64(try context.parameters.require("recording")), id > 0 else { throw APIError.notFound("no recording \(tenant)/\(stream)/\((try? context.parameters.require("recording")) ?? "")") }
-            switch try await guarded({ try await catalog.database.run { try RecordingDeletion.deleteRecording($0, tenant: tenant, stream: stream, id: id) } }) {
-            case .deleted: return Response(status: .noContent)
-            case .notFound, .live, .hasRecordings: throw APIError.notFound("no recording \(id) of \(tenant)/\(stream)")
-            case .stillRecording: throw APIError.conflict("recording \(id) is still being written; delete it once the session ends and it is ready or failed")
-            }
         }
         book.on(.post, "tenants/:tenant/streams", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant")
@@ -292,13 +151,15 @@ public enum ControlAPI {
                 thumbnailURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/thumbnail.jpg"),
                 status: .created)
         }
+        let handlers = ControlAPIHandlers(catalog: catalog, webhooks: webhooks, playbackBaseURL: playbackBaseURL)
         do {
-            try ControlAPIHandlers(catalog: catalog, webhooks: webhooks).registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration)
+            try handlers.registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration)
         } catch {
             preconditionFailure("the control API cannot start: \(error)")  // the document lacks an operation's access (tests catch it first)
         }
         streamRoutes(book, catalog: catalog)
         webhookRoutes(book, catalog: catalog)
+        handlers.thumbnailRoute(book)
         eventRoutes(book, catalog: catalog, feed: feed)
         highlightRoutes(book, catalog: catalog)
         feedRoutes(book, catalog: catalog, playbackBaseURL: playbackBaseURL)

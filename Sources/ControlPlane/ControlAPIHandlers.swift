@@ -8,4 +8,6 @@ import StorecastRuntime
 struct ControlAPIHandlers: APIProtocol {
     let catalog: StreamCatalog
     let webhooks: WebhookDispatcher.Settings
+    /// Where playback goes when no packager node is registered.
+    let playbackBaseURL: String
 }

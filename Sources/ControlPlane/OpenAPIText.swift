@@ -699,6 +699,7 @@ paths:
           description: The JPEG's URL.
           headers:
             Location: {schema: {type: string}, required: true}
+            Cache-Control: {schema: {type: string}, required: true, description: "max-age=2 - the still is refreshed every few seconds."}
         default: {$ref: "#/components/responses/Error"}
   /v1/tenants/{tenant}/streams/{stream}/ladder-profile:
     parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}]

@@ -3,5 +3,5 @@
 /// schemas/openapi.yaml).
 enum GeneratedFrom {
     static let generator = "swift-openapi-generator 1.14.3"
-    static let documentSHA256 = "f7c3d7e7814b1b6bea845c9cd05d75201e5c142e34a1de689680cea4287e3b11"
+    static let documentSHA256 = "96c3695f47dcf7291951ec0f118f7dd961536d23737c71246cfa05c9d476e758"
 }

@@ -10,9 +10,17 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/tenant`.
         internal typealias Tenant = Swift.String
+        /// The stream's slug.
+        ///
+        /// - Remark: Generated from `#/components/parameters/stream`.
+        internal typealias Stream = Swift.String
         /// The webhook endpoint's id.
         ///
         /// - Remark: Generated from `#/components/parameters/endpoint`.
         internal typealias Endpoint = Swift.String
+        /// The recording's id.
+        ///
+        /// - Remark: Generated from `#/components/parameters/recording`.
+        internal typealias Recording = Swift.String
     }
 }

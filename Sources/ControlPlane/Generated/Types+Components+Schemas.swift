@@ -63,6 +63,11 @@ extension Components {
             case webhooks = "webhooks"
             case highlights = "highlights"
         }
+        /// - Remark: Generated from `#/components/schemas/Visibility`.
+        internal enum Visibility: String, Codable, Hashable, Sendable, CaseIterable {
+            case _public = "public"
+            case _private = "private"
+        }
         /// - Remark: Generated from `#/components/schemas/Tenant`.
         internal struct Tenant: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Tenant/slug`.
@@ -195,6 +200,90 @@ extension Components {
                 case createdAt
                 case lastUsedAt
                 case revokedAt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Recording`.
+        internal struct Recording: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Recording/id`.
+            internal var id: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Recording/tenant`.
+            internal var tenant: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Recording/stream`.
+            internal var stream: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Recording/packagerNode`.
+            internal var packagerNode: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Recording/path`.
+            internal var path: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Recording/state`.
+            internal enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case recording = "recording"
+                case ready = "ready"
+                case truncated = "truncated"
+                case failed = "failed"
+            }
+            /// - Remark: Generated from `#/components/schemas/Recording/state`.
+            internal var state: Components.Schemas.Recording.StatePayload
+            /// - Remark: Generated from `#/components/schemas/Recording/error`.
+            internal var error: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Recording/durationSeconds`.
+            internal var durationSeconds: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/Recording/bytes`.
+            internal var bytes: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Recording/startedAt`.
+            internal var startedAt: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Recording/endedAt`.
+            internal var endedAt: Swift.String?
+            /// Creates a new `Recording`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - tenant:
+            ///   - stream:
+            ///   - packagerNode:
+            ///   - path:
+            ///   - state:
+            ///   - error:
+            ///   - durationSeconds:
+            ///   - bytes:
+            ///   - startedAt:
+            ///   - endedAt:
+            internal init(
+                id: Swift.Int,
+                tenant: Swift.String,
+                stream: Swift.String,
+                packagerNode: Swift.String,
+                path: Swift.String,
+                state: Components.Schemas.Recording.StatePayload,
+                error: Swift.String? = nil,
+                durationSeconds: Swift.Double? = nil,
+                bytes: Swift.Int,
+                startedAt: Swift.String,
+                endedAt: Swift.String? = nil
+            ) {
+                self.id = id
+                self.tenant = tenant
+                self.stream = stream
+                self.packagerNode = packagerNode
+                self.path = path
+                self.state = state
+                self.error = error
+                self.durationSeconds = durationSeconds
+                self.bytes = bytes
+                self.startedAt = startedAt
+                self.endedAt = endedAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case tenant
+                case stream
+                case packagerNode
+                case path
+                case state
+                case error
+                case durationSeconds
+                case bytes
+                case startedAt
+                case endedAt
             }
         }
         /// - Remark: Generated from `#/components/schemas/EventType`.

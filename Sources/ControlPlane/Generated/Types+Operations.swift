@@ -1163,6 +1163,797 @@ internal enum Operations {
             }
         }
     }
+    /// Set the largest source the tenant may publish.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/source-limits`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/source-limits/put(setSourceLimits)`.
+    internal enum SetSourceLimits {
+        internal static let id: Swift.String = "setSourceLimits"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.SetSourceLimits.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetSourceLimits.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetSourceLimits.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SetSourceLimits.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/requestBody/json/maxShortSide`.
+                    internal var maxShortSide: Swift.Int
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/requestBody/json/maxFrameRate`.
+                    internal var maxFrameRate: Swift.Double
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - maxShortSide:
+                    ///   - maxFrameRate:
+                    internal init(
+                        maxShortSide: Swift.Int,
+                        maxFrameRate: Swift.Double
+                    ) {
+                        self.maxShortSide = maxShortSide
+                        self.maxFrameRate = maxFrameRate
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case maxShortSide
+                        case maxFrameRate
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/requestBody/content/application\/json`.
+                case json(Operations.SetSourceLimits.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.SetSourceLimits.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SetSourceLimits.Input.Path,
+                headers: Operations.SetSourceLimits.Input.Headers = .init(),
+                body: Operations.SetSourceLimits.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/responses/200/content/json/tenant`.
+                        internal var tenant: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/responses/200/content/json/maxShortSide`.
+                        internal var maxShortSide: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/responses/200/content/json/maxFrameRate`.
+                        internal var maxFrameRate: Swift.Double
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - maxShortSide:
+                        ///   - maxFrameRate:
+                        internal init(
+                            tenant: Components.Schemas.Slug,
+                            maxShortSide: Swift.Int,
+                            maxFrameRate: Swift.Double
+                        ) {
+                            self.tenant = tenant
+                            self.maxShortSide = maxShortSide
+                            self.maxFrameRate = maxFrameRate
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case maxShortSide
+                            case maxFrameRate
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/source-limits/PUT/responses/200/content/application\/json`.
+                    case json(Operations.SetSourceLimits.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.SetSourceLimits.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SetSourceLimits.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SetSourceLimits.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Set.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/source-limits/put(setSourceLimits)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SetSourceLimits.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SetSourceLimits.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/source-limits/put(setSourceLimits)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Set the tenant's disk quota for recordings and DVR.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/storage-quota`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage-quota/put(setStorageQuota)`.
+    internal enum SetStorageQuota {
+        internal static let id: Swift.String = "setStorageQuota"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.SetStorageQuota.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetStorageQuota.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetStorageQuota.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SetStorageQuota.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/requestBody/json/bytes`.
+                    internal var bytes: Swift.Int
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - bytes:
+                    internal init(bytes: Swift.Int) {
+                        self.bytes = bytes
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case bytes
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/requestBody/content/application\/json`.
+                case json(Operations.SetStorageQuota.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.SetStorageQuota.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SetStorageQuota.Input.Path,
+                headers: Operations.SetStorageQuota.Input.Headers = .init(),
+                body: Operations.SetStorageQuota.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/responses/200/content/json/tenant`.
+                        internal var tenant: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/responses/200/content/json/quotaBytes`.
+                        internal var quotaBytes: Swift.Int
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - quotaBytes:
+                        internal init(
+                            tenant: Components.Schemas.Slug,
+                            quotaBytes: Swift.Int
+                        ) {
+                            self.tenant = tenant
+                            self.quotaBytes = quotaBytes
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case quotaBytes
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage-quota/PUT/responses/200/content/application\/json`.
+                    case json(Operations.SetStorageQuota.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.SetStorageQuota.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SetStorageQuota.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SetStorageQuota.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Set.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage-quota/put(setStorageQuota)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SetStorageQuota.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SetStorageQuota.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage-quota/put(setStorageQuota)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// The tenant's recordings against its storage quota.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/storage`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage/get(getStorage)`.
+    internal enum GetStorage {
+        internal static let id: Swift.String = "getStorage"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.GetStorage.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetStorage.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetStorage.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetStorage.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetStorage.Input.Path,
+                headers: Operations.GetStorage.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/responses/200/content/json/tenant`.
+                        internal var tenant: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/responses/200/content/json/quotaBytes`.
+                        internal var quotaBytes: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/responses/200/content/json/recordingsBytes`.
+                        internal var recordingsBytes: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/responses/200/content/json/state`.
+                        internal enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                            case ok = "ok"
+                            case full = "full"
+                        }
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/responses/200/content/json/state`.
+                        internal var state: Operations.GetStorage.Output.Ok.Body.JsonPayload.StatePayload
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - quotaBytes:
+                        ///   - recordingsBytes:
+                        ///   - state:
+                        internal init(
+                            tenant: Components.Schemas.Slug,
+                            quotaBytes: Swift.Int,
+                            recordingsBytes: Swift.Int,
+                            state: Operations.GetStorage.Output.Ok.Body.JsonPayload.StatePayload
+                        ) {
+                            self.tenant = tenant
+                            self.quotaBytes = quotaBytes
+                            self.recordingsBytes = recordingsBytes
+                            self.state = state
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case quotaBytes
+                            case recordingsBytes
+                            case state
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/storage/GET/responses/200/content/application\/json`.
+                    case json(Operations.GetStorage.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.GetStorage.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetStorage.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetStorage.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Its use.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage/get(getStorage)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetStorage.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetStorage.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage/get(getStorage)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Give the tenant a new playback secret; tokens of the old one play on for the grace period.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/playback-secret/rotate`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/playback-secret/rotate/post(rotatePlaybackSecret)`.
+    internal enum RotatePlaybackSecret {
+        internal static let id: Swift.String = "rotatePlaybackSecret"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.RotatePlaybackSecret.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RotatePlaybackSecret.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RotatePlaybackSecret.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RotatePlaybackSecret.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/requestBody/json/graceSeconds`.
+                    internal var graceSeconds: Swift.Int?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - graceSeconds:
+                    internal init(graceSeconds: Swift.Int? = nil) {
+                        self.graceSeconds = graceSeconds
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case graceSeconds
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/requestBody/content/application\/json`.
+                case json(Operations.RotatePlaybackSecret.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.RotatePlaybackSecret.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.RotatePlaybackSecret.Input.Path,
+                headers: Operations.RotatePlaybackSecret.Input.Headers = .init(),
+                body: Operations.RotatePlaybackSecret.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/responses/200/content/json/tenant`.
+                        internal var tenant: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/responses/200/content/json/previousSecretValidUntil`.
+                        internal var previousSecretValidUntil: Foundation.Date
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - previousSecretValidUntil:
+                        internal init(
+                            tenant: Components.Schemas.Slug,
+                            previousSecretValidUntil: Foundation.Date
+                        ) {
+                            self.tenant = tenant
+                            self.previousSecretValidUntil = previousSecretValidUntil
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case previousSecretValidUntil
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/playback-secret/rotate/POST/responses/200/content/application\/json`.
+                    case json(Operations.RotatePlaybackSecret.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.RotatePlaybackSecret.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RotatePlaybackSecret.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.RotatePlaybackSecret.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Rotated.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/playback-secret/rotate/post(rotatePlaybackSecret)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RotatePlaybackSecret.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.RotatePlaybackSecret.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/playback-secret/rotate/post(rotatePlaybackSecret)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// The tenant's API keys, without their secrets.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/api-keys`.
@@ -1626,6 +2417,1169 @@ internal enum Operations {
             /// Any failure, in one shape.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/api-keys/{key}/delete(revokeAPIKey)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Where the stream plays, from the packager that serves it.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/playback`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback/get(getPlayback)`.
+    internal enum GetPlayback {
+        internal static let id: Swift.String = "getPlayback"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.GetPlayback.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetPlayback.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetPlayback.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetPlayback.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetPlayback.Input.Path,
+                headers: Operations.GetPlayback.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/responses/200/content/json/tenant`.
+                        internal var tenant: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/responses/200/content/json/stream`.
+                        internal var stream: Components.Schemas.Slug
+                        /// The packager node, when one is registered.
+                        ///
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/responses/200/content/json/origin`.
+                        internal var origin: Swift.String?
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/responses/200/content/json/playbackURL`.
+                        internal var playbackURL: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/responses/200/content/json/thumbnailURL`.
+                        internal var thumbnailURL: Swift.String
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - stream:
+                        ///   - origin: The packager node, when one is registered.
+                        ///   - playbackURL:
+                        ///   - thumbnailURL:
+                        internal init(
+                            tenant: Components.Schemas.Slug,
+                            stream: Components.Schemas.Slug,
+                            origin: Swift.String? = nil,
+                            playbackURL: Swift.String,
+                            thumbnailURL: Swift.String
+                        ) {
+                            self.tenant = tenant
+                            self.stream = stream
+                            self.origin = origin
+                            self.playbackURL = playbackURL
+                            self.thumbnailURL = thumbnailURL
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case stream
+                            case origin
+                            case playbackURL
+                            case thumbnailURL
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback/GET/responses/200/content/application\/json`.
+                    case json(Operations.GetPlayback.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.GetPlayback.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetPlayback.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetPlayback.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Its URLs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback/get(getPlayback)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetPlayback.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetPlayback.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback/get(getPlayback)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Make the stream public or private (private playback needs a token).
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/visibility`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/visibility/put(setVisibility)`.
+    internal enum SetVisibility {
+        internal static let id: Swift.String = "setVisibility"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.SetVisibility.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetVisibility.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetVisibility.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SetVisibility.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/requestBody/json/visibility`.
+                    internal var visibility: Components.Schemas.Visibility
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - visibility:
+                    internal init(visibility: Components.Schemas.Visibility) {
+                        self.visibility = visibility
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case visibility
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/requestBody/content/application\/json`.
+                case json(Operations.SetVisibility.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.SetVisibility.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SetVisibility.Input.Path,
+                headers: Operations.SetVisibility.Input.Headers = .init(),
+                body: Operations.SetVisibility.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/responses/200/content/json/tenant`.
+                        internal var tenant: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/responses/200/content/json/stream`.
+                        internal var stream: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/responses/200/content/json/visibility`.
+                        internal var visibility: Components.Schemas.Visibility
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - stream:
+                        ///   - visibility:
+                        internal init(
+                            tenant: Swift.String,
+                            stream: Swift.String,
+                            visibility: Components.Schemas.Visibility
+                        ) {
+                            self.tenant = tenant
+                            self.stream = stream
+                            self.visibility = visibility
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case stream
+                            case visibility
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/visibility/PUT/responses/200/content/application\/json`.
+                    case json(Operations.SetVisibility.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.SetVisibility.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SetVisibility.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SetVisibility.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Set.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/visibility/put(setVisibility)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SetVisibility.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SetVisibility.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/visibility/put(setVisibility)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Mint a playback token for a private stream.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/playback-tokens`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback-tokens/post(createPlaybackToken)`.
+    internal enum CreatePlaybackToken {
+        internal static let id: Swift.String = "createPlaybackToken"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.CreatePlaybackToken.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreatePlaybackToken.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreatePlaybackToken.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreatePlaybackToken.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/requestBody/json/ttlSeconds`.
+                    internal var ttlSeconds: Swift.Int?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - ttlSeconds:
+                    internal init(ttlSeconds: Swift.Int? = nil) {
+                        self.ttlSeconds = ttlSeconds
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case ttlSeconds
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/requestBody/content/application\/json`.
+                case json(Operations.CreatePlaybackToken.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.CreatePlaybackToken.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.CreatePlaybackToken.Input.Path,
+                headers: Operations.CreatePlaybackToken.Input.Headers = .init(),
+                body: Operations.CreatePlaybackToken.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/responses/201/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/responses/201/content/json/token`.
+                        internal var token: Swift.String
+                        /// Unix seconds.
+                        ///
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/responses/201/content/json/expiresAt`.
+                        internal var expiresAt: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/responses/201/content/json/playbackURL`.
+                        internal var playbackURL: Swift.String
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - token:
+                        ///   - expiresAt: Unix seconds.
+                        ///   - playbackURL:
+                        internal init(
+                            token: Swift.String,
+                            expiresAt: Swift.Int,
+                            playbackURL: Swift.String
+                        ) {
+                            self.token = token
+                            self.expiresAt = expiresAt
+                            self.playbackURL = playbackURL
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case token
+                            case expiresAt
+                            case playbackURL
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/playback-tokens/POST/responses/201/content/application\/json`.
+                    case json(Operations.CreatePlaybackToken.Output.Created.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.CreatePlaybackToken.Output.Created.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreatePlaybackToken.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.CreatePlaybackToken.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// Minted.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback-tokens/post(createPlaybackToken)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreatePlaybackToken.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.CreatePlaybackToken.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback-tokens/post(createPlaybackToken)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Turn recording on or off for the stream's next sessions.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/recording`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recording/put(setRecording)`.
+    internal enum SetRecording {
+        internal static let id: Swift.String = "setRecording"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.SetRecording.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetRecording.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetRecording.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SetRecording.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/requestBody/json/enabled`.
+                    internal var enabled: Swift.Bool
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - enabled:
+                    internal init(enabled: Swift.Bool) {
+                        self.enabled = enabled
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case enabled
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/requestBody/content/application\/json`.
+                case json(Operations.SetRecording.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.SetRecording.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SetRecording.Input.Path,
+                headers: Operations.SetRecording.Input.Headers = .init(),
+                body: Operations.SetRecording.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/responses/200/content/json/tenant`.
+                        internal var tenant: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/responses/200/content/json/stream`.
+                        internal var stream: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/responses/200/content/json/recording`.
+                        internal enum RecordingPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                            case on = "on"
+                            case off = "off"
+                        }
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/responses/200/content/json/recording`.
+                        internal var recording: Operations.SetRecording.Output.Ok.Body.JsonPayload.RecordingPayload
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - stream:
+                        ///   - recording:
+                        internal init(
+                            tenant: Swift.String,
+                            stream: Swift.String,
+                            recording: Operations.SetRecording.Output.Ok.Body.JsonPayload.RecordingPayload
+                        ) {
+                            self.tenant = tenant
+                            self.stream = stream
+                            self.recording = recording
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case stream
+                            case recording
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recording/PUT/responses/200/content/application\/json`.
+                    case json(Operations.SetRecording.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.SetRecording.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SetRecording.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SetRecording.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Set.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recording/put(setRecording)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SetRecording.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SetRecording.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recording/put(setRecording)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// The stream's recordings and their states.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/recordings`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/get(listRecordings)`.
+    internal enum ListRecordings {
+        internal static let id: Swift.String = "listRecordings"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/GET/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.ListRecordings.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListRecordings.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListRecordings.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListRecordings.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.ListRecordings.Input.Path,
+                headers: Operations.ListRecordings.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/GET/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/GET/responses/200/content/json/recordings`.
+                        internal var recordings: [Components.Schemas.Recording]
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - recordings:
+                        internal init(recordings: [Components.Schemas.Recording]) {
+                            self.recordings = recordings
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case recordings
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/GET/responses/200/content/application\/json`.
+                    case json(Operations.ListRecordings.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.ListRecordings.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListRecordings.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListRecordings.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Its recordings.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/get(listRecordings)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListRecordings.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListRecordings.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/get(listRecordings)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Delete a recording (409 while it is being written). Its bytes leave the tenant's storage at once; the packager that wrote it removes the files within seconds.
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/streams/{stream}/recordings/{recording}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/delete(deleteRecording)`.
+    internal enum DeleteRecording {
+        internal static let id: Swift.String = "deleteRecording"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/DELETE/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/DELETE/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/DELETE/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// The recording's id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/DELETE/path/recording`.
+                internal var recording: Components.Parameters.Recording
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                ///   - recording: The recording's id.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream,
+                    recording: Components.Parameters.Recording
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                    self.recording = recording
+                }
+            }
+            internal var path: Operations.DeleteRecording.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/DELETE/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteRecording.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteRecording.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.DeleteRecording.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.DeleteRecording.Input.Path,
+                headers: Operations.DeleteRecording.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                internal init() {}
+            }
+            /// Deleted.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/delete(deleteRecording)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeleteRecording.Output.NoContent)
+            /// Deleted.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/delete(deleteRecording)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            internal static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            internal var noContent: Operations.DeleteRecording.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/delete(deleteRecording)/responses/default`.
             ///
             /// HTTP response code: `default`.
             case `default`(statusCode: Swift.Int, Components.Responses._Error)

@@ -40,6 +40,26 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/resume`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/resume/post(resumeTenant)`.
     func resumeTenant(_ input: Operations.ResumeTenant.Input) async throws -> Operations.ResumeTenant.Output
+    /// Set the largest source the tenant may publish.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/source-limits`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/source-limits/put(setSourceLimits)`.
+    func setSourceLimits(_ input: Operations.SetSourceLimits.Input) async throws -> Operations.SetSourceLimits.Output
+    /// Set the tenant's disk quota for recordings and DVR.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/storage-quota`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage-quota/put(setStorageQuota)`.
+    func setStorageQuota(_ input: Operations.SetStorageQuota.Input) async throws -> Operations.SetStorageQuota.Output
+    /// The tenant's recordings against its storage quota.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/storage`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage/get(getStorage)`.
+    func getStorage(_ input: Operations.GetStorage.Input) async throws -> Operations.GetStorage.Output
+    /// Give the tenant a new playback secret; tokens of the old one play on for the grace period.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/playback-secret/rotate`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/playback-secret/rotate/post(rotatePlaybackSecret)`.
+    func rotatePlaybackSecret(_ input: Operations.RotatePlaybackSecret.Input) async throws -> Operations.RotatePlaybackSecret.Output
     /// The tenant's API keys, without their secrets.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/api-keys`.
@@ -55,6 +75,36 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/api-keys/{key}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/api-keys/{key}/delete(revokeAPIKey)`.
     func revokeAPIKey(_ input: Operations.RevokeAPIKey.Input) async throws -> Operations.RevokeAPIKey.Output
+    /// Where the stream plays, from the packager that serves it.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/playback`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback/get(getPlayback)`.
+    func getPlayback(_ input: Operations.GetPlayback.Input) async throws -> Operations.GetPlayback.Output
+    /// Make the stream public or private (private playback needs a token).
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/visibility`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/visibility/put(setVisibility)`.
+    func setVisibility(_ input: Operations.SetVisibility.Input) async throws -> Operations.SetVisibility.Output
+    /// Mint a playback token for a private stream.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/playback-tokens`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback-tokens/post(createPlaybackToken)`.
+    func createPlaybackToken(_ input: Operations.CreatePlaybackToken.Input) async throws -> Operations.CreatePlaybackToken.Output
+    /// Turn recording on or off for the stream's next sessions.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/recording`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recording/put(setRecording)`.
+    func setRecording(_ input: Operations.SetRecording.Input) async throws -> Operations.SetRecording.Output
+    /// The stream's recordings and their states.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/recordings`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/get(listRecordings)`.
+    func listRecordings(_ input: Operations.ListRecordings.Input) async throws -> Operations.ListRecordings.Output
+    /// Delete a recording (409 while it is being written). Its bytes leave the tenant's storage at once; the packager that wrote it removes the files within seconds.
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/streams/{stream}/recordings/{recording}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/delete(deleteRecording)`.
+    func deleteRecording(_ input: Operations.DeleteRecording.Input) async throws -> Operations.DeleteRecording.Output
     /// The tenant's webhook endpoints.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks`.
@@ -181,6 +231,64 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// Set the largest source the tenant may publish.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/source-limits`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/source-limits/put(setSourceLimits)`.
+    internal func setSourceLimits(
+        path: Operations.SetSourceLimits.Input.Path,
+        headers: Operations.SetSourceLimits.Input.Headers = .init(),
+        body: Operations.SetSourceLimits.Input.Body
+    ) async throws -> Operations.SetSourceLimits.Output {
+        try await setSourceLimits(Operations.SetSourceLimits.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Set the tenant's disk quota for recordings and DVR.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/storage-quota`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage-quota/put(setStorageQuota)`.
+    internal func setStorageQuota(
+        path: Operations.SetStorageQuota.Input.Path,
+        headers: Operations.SetStorageQuota.Input.Headers = .init(),
+        body: Operations.SetStorageQuota.Input.Body
+    ) async throws -> Operations.SetStorageQuota.Output {
+        try await setStorageQuota(Operations.SetStorageQuota.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The tenant's recordings against its storage quota.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/storage`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/storage/get(getStorage)`.
+    internal func getStorage(
+        path: Operations.GetStorage.Input.Path,
+        headers: Operations.GetStorage.Input.Headers = .init()
+    ) async throws -> Operations.GetStorage.Output {
+        try await getStorage(Operations.GetStorage.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Give the tenant a new playback secret; tokens of the old one play on for the grace period.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/playback-secret/rotate`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/playback-secret/rotate/post(rotatePlaybackSecret)`.
+    internal func rotatePlaybackSecret(
+        path: Operations.RotatePlaybackSecret.Input.Path,
+        headers: Operations.RotatePlaybackSecret.Input.Headers = .init(),
+        body: Operations.RotatePlaybackSecret.Input.Body
+    ) async throws -> Operations.RotatePlaybackSecret.Output {
+        try await rotatePlaybackSecret(Operations.RotatePlaybackSecret.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
     /// The tenant's API keys, without their secrets.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/api-keys`.
@@ -218,6 +326,90 @@ extension APIProtocol {
         headers: Operations.RevokeAPIKey.Input.Headers = .init()
     ) async throws -> Operations.RevokeAPIKey.Output {
         try await revokeAPIKey(Operations.RevokeAPIKey.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Where the stream plays, from the packager that serves it.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/playback`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback/get(getPlayback)`.
+    internal func getPlayback(
+        path: Operations.GetPlayback.Input.Path,
+        headers: Operations.GetPlayback.Input.Headers = .init()
+    ) async throws -> Operations.GetPlayback.Output {
+        try await getPlayback(Operations.GetPlayback.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Make the stream public or private (private playback needs a token).
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/visibility`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/visibility/put(setVisibility)`.
+    internal func setVisibility(
+        path: Operations.SetVisibility.Input.Path,
+        headers: Operations.SetVisibility.Input.Headers = .init(),
+        body: Operations.SetVisibility.Input.Body
+    ) async throws -> Operations.SetVisibility.Output {
+        try await setVisibility(Operations.SetVisibility.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Mint a playback token for a private stream.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/playback-tokens`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback-tokens/post(createPlaybackToken)`.
+    internal func createPlaybackToken(
+        path: Operations.CreatePlaybackToken.Input.Path,
+        headers: Operations.CreatePlaybackToken.Input.Headers = .init(),
+        body: Operations.CreatePlaybackToken.Input.Body
+    ) async throws -> Operations.CreatePlaybackToken.Output {
+        try await createPlaybackToken(Operations.CreatePlaybackToken.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Turn recording on or off for the stream's next sessions.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/recording`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recording/put(setRecording)`.
+    internal func setRecording(
+        path: Operations.SetRecording.Input.Path,
+        headers: Operations.SetRecording.Input.Headers = .init(),
+        body: Operations.SetRecording.Input.Body
+    ) async throws -> Operations.SetRecording.Output {
+        try await setRecording(Operations.SetRecording.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The stream's recordings and their states.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/recordings`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/get(listRecordings)`.
+    internal func listRecordings(
+        path: Operations.ListRecordings.Input.Path,
+        headers: Operations.ListRecordings.Input.Headers = .init()
+    ) async throws -> Operations.ListRecordings.Output {
+        try await listRecordings(Operations.ListRecordings.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Delete a recording (409 while it is being written). Its bytes leave the tenant's storage at once; the packager that wrote it removes the files within seconds.
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/streams/{stream}/recordings/{recording}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/recordings/{recording}/delete(deleteRecording)`.
+    internal func deleteRecording(
+        path: Operations.DeleteRecording.Input.Path,
+        headers: Operations.DeleteRecording.Input.Headers = .init()
+    ) async throws -> Operations.DeleteRecording.Output {
+        try await deleteRecording(Operations.DeleteRecording.Input(
             path: path,
             headers: headers
         ))

@@ -70,12 +70,35 @@ struct APIError: Error, HTTPResponseError {
     /// a wrong content type), which never reached the handler: 400, naming the field.
     static func from(_ error: ServerError) -> APIError {
         if let own = error.underlyingError as? APIError { return own }
-        if error.operationInput == nil, (400..<500).contains(error.httpStatus.code) || error.underlyingError is DecodingError {
-            let field = (error.underlyingError as? DecodingError).flatMap(Self.field)
-            return .badRequest("The request does not match \(error.operationID) in the API's document (/openapi.yaml): \(error.causeDescription)"
-                               + (field.map { " (at \($0))" } ?? "") + ".", field: field)
+        if error.operationInput == nil, let decoding = error.underlyingError as? DecodingError {
+            let field = Self.field(decoding)
+            return .badRequest(Self.problem(decoding, field: field ?? "the body") + "; see \(error.operationID) in /openapi.yaml.", field: field)
+        }
+        if error.operationInput == nil, (400..<500).contains(error.httpStatus.code) {
+            return .badRequest("The request does not match \(error.operationID) in the API's document (/openapi.yaml): \(error.causeDescription).")
         }
         return from(error.underlyingError)
+    }
+
+    /// What is wrong with a field, in words (the decoder's own are Swift's).
+    private static func problem(_ error: DecodingError, field: String) -> String {
+        switch error {
+        case .keyNotFound: "\(field) is required"
+        case .valueNotFound: "\(field) cannot be null"
+        case .typeMismatch(let type, _): "\(field) must be \(kind(type))"
+        case .dataCorrupted(let context): "\(field) has a value the API does not take (\(context.debugDescription))"
+        @unknown default: "\(field) is malformed"
+        }
+    }
+
+    private static func kind(_ type: Any.Type) -> String {
+        switch ObjectIdentifier(type) {
+        case ObjectIdentifier(String.self): "a string"
+        case ObjectIdentifier(Bool.self): "true or false"
+        case ObjectIdentifier(Int.self), ObjectIdentifier(Int64.self): "a whole number"
+        case ObjectIdentifier(Double.self): "a number"
+        default: "a \(type)"
+        }
     }
 
     /// The first named key where decoding failed (`scopes` for `scopes[2]`).

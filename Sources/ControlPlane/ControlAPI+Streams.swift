@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
+import PostgresClient
 import StorecastRuntime
+import StorecastWire
 
 extension ControlAPI {
     /// A page of a list and where the next one starts (nil: this was the last).
@@ -71,20 +73,6 @@ extension ControlAPI {
             guard let updated else { throw APIError.notFound("no stream \(tenant)/\(stream)") }
             return try json(updated)
         }
-        // Deleting a stream deletes its sessions and recordings (their files go shortly after).
-        book.on(.delete, "tenants/:tenant/streams/:stream", .tenant(.streamsWrite)) { _, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            // Its recordings go with it: a key without the recordings scope may delete it only without any.
-            let withRecordings: Bool
-            if case .tenant(_, _, let scopes) = context.principal { withRecordings = scopes.contains(.recordings) } else { withRecordings = true }
-            switch try await guarded({ try await catalog.database.run { try RecordingDeletion.deleteStream($0, tenant: tenant, stream: stream, withRecordings: withRecordings) } }) {
-            case .deleted: return Response(status: .noContent)
-            case .notFound: throw APIError.notFound("no stream \(tenant)/\(stream)")
-            case .live: throw APIError.conflict("stream \(tenant)/\(stream) is live; stop the publisher (and rotate its key so it cannot come back) before deleting it")
-            case .stillRecording: throw APIError.conflict("a recording of \(tenant)/\(stream) is still being written; delete the stream once it is ready or failed")
-            case .hasRecordings: throw APIError.forbidden("\(tenant)/\(stream) has recordings, which go with it: that needs the recordings scope. Delete its recordings first, or use a key that has it.")
-            }
-        }
         book.on(.get, "tenants/:tenant/streams/:stream/sessions", .tenant(.streamsRead)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let (limit, cursor) = try pageQuery(request)
@@ -100,5 +88,78 @@ extension ControlAPI {
         guard try await guarded({ try await catalog.database.run { try TenantStore.find($0, slug: tenant) } }) != nil else {
             throw APIError.notFound(AccessPolicy.notFoundMessage(tenant))
         }
+    }
+}
+
+/// Making, keying, profiling and deleting streams, served from the document's generated types.
+/// A stream's reads and settings stay on the routes above: its pages wait for
+/// apple/swift-openapi-generator#934, and its settings are a merge patch, where null and absent
+/// differ, which generated types cannot tell apart (apple/swift-openapi-generator#419).
+extension ControlAPIHandlers {
+    func createStream(_ input: Operations.CreateStream.Input) async throws -> Operations.CreateStream.Output {
+        let tenant = input.path.tenant
+        let body: Operations.CreateStream.Input.Body.JsonPayload
+        switch input.body { case .json(let json): body = json }
+        guard Slug.isValid(body.slug) else { throw APIError.badRequest("slug must be \(Slug.rule)", field: "slug") }
+        guard (body.title ?? "").count <= 200 else { throw APIError.badRequest("title is at most 200 characters", field: "title") }
+        let created: CreatedStream
+        do {
+            created = try await catalog.createStream(tenantSlug: tenant, slug: body.slug, title: body.title ?? "", visibility: body.visibility?.rawValue ?? "public")
+        } catch let error as PostgresError where error.code == .uniqueViolation {
+            throw APIError.conflict("tenant \(tenant) already has a stream \(body.slug)", field: "slug")
+        } catch let error as PostgresError where error.code == .queryFailed && error.sqlState == nil {
+            throw APIError.notFound(error.message)
+        } catch is PostgresError {
+            throw APIError.unavailable
+        }
+        return .created(.init(body: .json(.init(
+            id: Int(created.streamID), tenant: tenant, slug: created.streamSlug, streamKey: created.streamKey, publishURL: "\(rtmpBaseURL)/live/\(created.streamKey)",
+            playbackURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/master.m3u8", thumbnailURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/thumbnail.jpg"))))
+    }
+
+    /// A new stream key, shown once; the old one publishes on for the grace period (0 by default).
+    func rotateStreamKey(_ input: Operations.RotateStreamKey.Input) async throws -> Operations.RotateStreamKey.Output {
+        let (tenant, stream) = (input.path.tenant, input.path.stream)
+        let body: Operations.RotateStreamKey.Input.Body.JsonPayload
+        switch input.body { case .json(let json): body = json }
+        let grace = body.graceSeconds ?? 0
+        guard (0...604_800).contains(grace) else { throw APIError.badRequest("graceSeconds must be from 0 to 604800", field: "graceSeconds") }
+        guard let rotated = try await ControlAPI.guarded({ try await catalog.rotateKey(tenantSlug: tenant, streamSlug: stream, graceSeconds: grace) }) else {
+            throw APIError.notFound("no stream \(tenant)/\(stream)")
+        }
+        ControlAPI.logger.info("stream key rotated", metadata: ["tenant": "\(tenant)", "stream": "\(stream)", "grace_seconds": "\(grace)"])
+        return .ok(.init(body: .json(.init(tenant: tenant, stream: stream, streamKey: rotated.key, publishURL: "\(rtmpBaseURL)/live/\(rotated.key)",
+                                           previousKeyValidUntil: try rotated.previousValidUntil.map(MillisecondDates.date)))))
+    }
+
+    /// Deleting a stream deletes its sessions and recordings (their files go shortly after).
+    func deleteStream(_ input: Operations.DeleteStream.Input) async throws -> Operations.DeleteStream.Output {
+        let (tenant, stream) = (input.path.tenant, input.path.stream)
+        // Its recordings go with it: a key without the recordings scope may delete it only without any.
+        let withRecordings: Bool
+        if case .tenant(_, _, let scopes)? = Caller.principal { withRecordings = scopes.contains(.recordings) } else { withRecordings = true }
+        switch try await ControlAPI.guarded({ try await catalog.database.run { try RecordingDeletion.deleteStream($0, tenant: tenant, stream: stream, withRecordings: withRecordings) } }) {
+        case .deleted: return .noContent(.init())
+        case .notFound: throw APIError.notFound("no stream \(tenant)/\(stream)")
+        case .live: throw APIError.conflict("stream \(tenant)/\(stream) is live; stop the publisher (and rotate its key so it cannot come back) before deleting it")
+        case .stillRecording: throw APIError.conflict("a recording of \(tenant)/\(stream) is still being written; delete the stream once it is ready or failed")
+        case .hasRecordings: throw APIError.forbidden("\(tenant)/\(stream) has recordings, which go with it: that needs the recordings scope. Delete its recordings first, or use a key that has it.")
+        }
+    }
+
+    /// Ladder profiles: how a tenant's streams are transcoded.
+    func saveLadderProfile(_ input: Operations.SaveLadderProfile.Input) async throws -> Operations.SaveLadderProfile.Output {
+        let tenant = input.path.tenant
+        let body: Operations.SaveLadderProfile.Input.Body.JsonPayload
+        switch input.body { case .json(let json): body = json }
+        let profile = try await ControlAPI.problems {
+            try LadderProfileStore.validated(name: body.name, rungs: body.rungs.map { .init(name: $0.name, shortSide: $0.shortSide, bitrate: $0.bitrate) },
+                                             preset: body.preset?.rawValue ?? "veryfast", gopSeconds: body.gopSeconds?.rawValue ?? 2, lowLatency: body.lowLatency ?? true)
+        }
+        let makeDefault = body._default ?? false
+        try await ControlAPI.problems { try await ControlAPI.guarded { try await LadderProfileStore(database: catalog.database).save(tenantSlug: tenant, profile: profile, makeDefault: makeDefault) } }
+        return .created(.init(body: .json(.init(
+            tenant: tenant, name: profile.name, rungs: profile.rungs.map(LadderProfileStore.RungJSON.init).map { .init(name: $0.name, shortSide: $0.shortSide, bitrate: $0.bitrate) },
+            preset: profile.preset, gopSeconds: Int(profile.gopSeconds), lowLatency: profile.lowLatency, _default: makeDefault))))
     }
 }

@@ -13,40 +13,7 @@ public enum ControlAPI {
     /// Largest request body accepted.
     public static let maximumBodyBytes = 64 * 1024
 
-    struct SecretRotation: Decodable { var graceSeconds: Int? }
-    struct RotatedKey: Encodable {
-        var tenant: String; var stream: String
-        /// Shown once.
-        var streamKey: String
-        var publishURL: String
-        /// Until when the previous key still publishes (absent: it stopped at once).
-        var previousKeyValidUntil: String?
-    }
-    struct CreateStream: Decodable { var slug: String; var title: String?; var visibility: String? }
-    struct SaveProfile: Decodable {
-        var name: String
-        var rungs: [LadderProfileStore.RungJSON]
-        var preset: String?
-        var gopSeconds: Int?
-        var lowLatency: Bool?
-        /// Make it the tenant's default for streams without their own.
-        var `default`: Bool?
-    }
-    struct SavedProfile: Encodable {
-        var tenant: String; var name: String; var rungs: [LadderProfileStore.RungJSON]
-        var preset: String; var gopSeconds: Int; var lowLatency: Bool; var `default`: Bool
-    }
     struct StreamProfile: Decodable { var name: String? }
-    struct CreatedStreamResponse: Encodable {
-        var id: Int64; var tenant: String; var slug: String
-        /// Shown once.
-        var streamKey: String
-        var publishURL: String
-        var playbackURL: String
-        /// The feed's preview still, refreshed every few seconds while live.
-        var thumbnailURL: String
-    }
-
     /// `trustedProxies`: addresses of proxies in front of the API whose `X-Forwarded-For` names
     /// the client (wrong tokens are limited per client address). Every GET also answers HEAD.
     public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = [],
@@ -97,61 +64,13 @@ public enum ControlAPI {
         }
         // Ladder profiles: how a tenant's streams are transcoded.
         let profiles = LadderProfileStore(database: catalog.database)
-        book.on(.post, "tenants/:tenant/ladder-profiles", .tenant(.streamsWrite)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant")
-            let body = try await decode(SaveProfile.self, request, context)
-            let profile = try await problems {
-                try LadderProfileStore.validated(name: body.name, rungs: body.rungs, preset: body.preset ?? "veryfast",
-                                                 gopSeconds: body.gopSeconds ?? 2, lowLatency: body.lowLatency ?? true)
-            }
-            try await problems { try await guarded { try await profiles.save(tenantSlug: tenant, profile: profile, makeDefault: body.default ?? false) } }
-            return try json(SavedProfile(
-                tenant: tenant, name: profile.name, rungs: profile.rungs.map(LadderProfileStore.RungJSON.init),
-                preset: profile.preset, gopSeconds: Int(profile.gopSeconds), lowLatency: profile.lowLatency, default: body.default ?? false), status: .created)
-        }
         book.on(.put, "tenants/:tenant/streams/:stream/ladder-profile", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
             let body = try await decode(StreamProfile.self, request, context)
             try await problems { try await guarded { try await profiles.assign(tenantSlug: tenant, streamSlug: stream, profileName: body.name) } }
             return try json(["tenant": tenant, "stream": stream, "ladderProfile": body.name ?? "tenant default"])
         }
-        // A new stream key, shown once; the old one publishes on for the grace period (0 by default).
-        book.on(.post, "tenants/:tenant/streams/:stream/rotate-key", .tenant(.streamsWrite)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let body = try await decode(SecretRotation.self, request, context)
-            let grace = body.graceSeconds ?? 0
-            guard (0...604_800).contains(grace) else { throw APIError.badRequest("graceSeconds must be from 0 to 604800", field: "graceSeconds") }
-            guard let rotated = try await guarded({ try await catalog.rotateKey(tenantSlug: tenant, streamSlug: stream, graceSeconds: grace) }) else {
-                throw APIError.notFound("no stream \(tenant)/\(stream)")
-            }
-            logger.info("stream key rotated", metadata: ["tenant": "\(tenant)", "stream": "\(stream)", "grace_seconds": "\(grace)"])
-            return try json(RotatedKey(tenant: tenant, stream: stream, streamKey: rotated.key, publishURL: "\(rtmpBaseURL)/live/\(rotated.key)",
-                                       previousKeyValidUntil: rotated.previousValidUntil))
-        }
-        book.on(.post, "tenants/:tenant/streams", .tenant(.streamsWrite)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant")
-            let body = try await decode(CreateStream.self, request, context)
-            guard Slug.isValid(body.slug) else { throw APIError.badRequest("slug must be \(Slug.rule)") }
-            if let v = body.visibility, !PlaybackAccessStore.visibilities.contains(v) {
-                throw APIError.badRequest("visibility must be public or private, not \(v)")
-            }
-            let created: CreatedStream
-            do {
-                created = try await catalog.createStream(tenantSlug: tenant, slug: body.slug, title: body.title ?? "", visibility: body.visibility ?? "public")
-            } catch let error as PostgresError where error.code == .uniqueViolation {
-                throw APIError.conflict("tenant \(tenant) already has a stream \(body.slug)")
-            } catch let error as PostgresError where error.code == .queryFailed && error.sqlState == nil {
-                throw APIError.notFound(error.message)
-            } catch is PostgresError {
-                throw APIError.unavailable
-            }
-            return try json(CreatedStreamResponse(
-                id: created.streamID, tenant: tenant, slug: created.streamSlug, streamKey: created.streamKey,
-                publishURL: "\(rtmpBaseURL)/live/\(created.streamKey)", playbackURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/master.m3u8",
-                thumbnailURL: "\(playbackBaseURL)/live/\(tenant)/\(created.streamSlug)/thumbnail.jpg"),
-                status: .created)
-        }
-        let handlers = ControlAPIHandlers(catalog: catalog, webhooks: webhooks, playbackBaseURL: playbackBaseURL)
+        let handlers = ControlAPIHandlers(catalog: catalog, webhooks: webhooks, playbackBaseURL: playbackBaseURL, rtmpBaseURL: rtmpBaseURL)
         do {
             try handlers.registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration)
         } catch {

@@ -10,4 +10,6 @@ struct ControlAPIHandlers: APIProtocol {
     let webhooks: WebhookDispatcher.Settings
     /// Where playback goes when no packager node is registered.
     let playbackBaseURL: String
+    /// Where publishers send (`rtmp://host:port`), for publish URLs.
+    let rtmpBaseURL: String
 }

@@ -68,6 +68,35 @@ extension Components {
             case _public = "public"
             case _private = "private"
         }
+        /// - Remark: Generated from `#/components/schemas/Rung`.
+        internal struct Rung: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Rung/name`.
+            internal var name: Components.Schemas.Slug
+            /// - Remark: Generated from `#/components/schemas/Rung/shortSide`.
+            internal var shortSide: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Rung/bitrate`.
+            internal var bitrate: Swift.Int
+            /// Creates a new `Rung`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - shortSide:
+            ///   - bitrate:
+            internal init(
+                name: Components.Schemas.Slug,
+                shortSide: Swift.Int,
+                bitrate: Swift.Int
+            ) {
+                self.name = name
+                self.shortSide = shortSide
+                self.bitrate = bitrate
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case name
+                case shortSide
+                case bitrate
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Tenant`.
         internal struct Tenant: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Tenant/slug`.

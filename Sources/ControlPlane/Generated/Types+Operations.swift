@@ -2464,6 +2464,889 @@ internal enum Operations {
             }
         }
     }
+    /// Save a ladder profile (made again under the same name replaces it).
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/ladder-profiles`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/ladder-profiles/post(saveLadderProfile)`.
+    internal enum SaveLadderProfile {
+        internal static let id: Swift.String = "saveLadderProfile"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.SaveLadderProfile.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SaveLadderProfile.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SaveLadderProfile.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SaveLadderProfile.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/json/name`.
+                    internal var name: Components.Schemas.Slug
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/json/rungs`.
+                    internal var rungs: [Components.Schemas.Rung]
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/json/preset`.
+                    internal enum PresetPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case ultrafast = "ultrafast"
+                        case superfast = "superfast"
+                        case veryfast = "veryfast"
+                        case faster = "faster"
+                        case fast = "fast"
+                        case medium = "medium"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/json/preset`.
+                    internal var preset: Operations.SaveLadderProfile.Input.Body.JsonPayload.PresetPayload?
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/json/gopSeconds`.
+                    internal enum GopSecondsPayload: Int, Codable, Hashable, Sendable, CaseIterable {
+                        case _1 = 1
+                        case _2 = 2
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/json/gopSeconds`.
+                    internal var gopSeconds: Operations.SaveLadderProfile.Input.Body.JsonPayload.GopSecondsPayload?
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/json/lowLatency`.
+                    internal var lowLatency: Swift.Bool?
+                    /// Make it the tenant's default.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/json/default`.
+                    internal var _default: Swift.Bool?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - name:
+                    ///   - rungs:
+                    ///   - preset:
+                    ///   - gopSeconds:
+                    ///   - lowLatency:
+                    ///   - _default: Make it the tenant's default.
+                    internal init(
+                        name: Components.Schemas.Slug,
+                        rungs: [Components.Schemas.Rung],
+                        preset: Operations.SaveLadderProfile.Input.Body.JsonPayload.PresetPayload? = nil,
+                        gopSeconds: Operations.SaveLadderProfile.Input.Body.JsonPayload.GopSecondsPayload? = nil,
+                        lowLatency: Swift.Bool? = nil,
+                        _default: Swift.Bool? = nil
+                    ) {
+                        self.name = name
+                        self.rungs = rungs
+                        self.preset = preset
+                        self.gopSeconds = gopSeconds
+                        self.lowLatency = lowLatency
+                        self._default = _default
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case name
+                        case rungs
+                        case preset
+                        case gopSeconds
+                        case lowLatency
+                        case _default = "default"
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/requestBody/content/application\/json`.
+                case json(Operations.SaveLadderProfile.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.SaveLadderProfile.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SaveLadderProfile.Input.Path,
+                headers: Operations.SaveLadderProfile.Input.Headers = .init(),
+                body: Operations.SaveLadderProfile.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content/json/tenant`.
+                        internal var tenant: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content/json/name`.
+                        internal var name: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content/json/rungs`.
+                        internal var rungs: [Components.Schemas.Rung]
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content/json/preset`.
+                        internal var preset: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content/json/gopSeconds`.
+                        internal var gopSeconds: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content/json/lowLatency`.
+                        internal var lowLatency: Swift.Bool
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content/json/default`.
+                        internal var _default: Swift.Bool
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - name:
+                        ///   - rungs:
+                        ///   - preset:
+                        ///   - gopSeconds:
+                        ///   - lowLatency:
+                        ///   - _default:
+                        internal init(
+                            tenant: Components.Schemas.Slug,
+                            name: Components.Schemas.Slug,
+                            rungs: [Components.Schemas.Rung],
+                            preset: Swift.String,
+                            gopSeconds: Swift.Int,
+                            lowLatency: Swift.Bool,
+                            _default: Swift.Bool
+                        ) {
+                            self.tenant = tenant
+                            self.name = name
+                            self.rungs = rungs
+                            self.preset = preset
+                            self.gopSeconds = gopSeconds
+                            self.lowLatency = lowLatency
+                            self._default = _default
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case name
+                            case rungs
+                            case preset
+                            case gopSeconds
+                            case lowLatency
+                            case _default = "default"
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/ladder-profiles/POST/responses/201/content/application\/json`.
+                    case json(Operations.SaveLadderProfile.Output.Created.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.SaveLadderProfile.Output.Created.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SaveLadderProfile.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SaveLadderProfile.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// Saved.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/ladder-profiles/post(saveLadderProfile)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.SaveLadderProfile.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.SaveLadderProfile.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/ladder-profiles/post(saveLadderProfile)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Create a stream; the answer is the only time its stream key is shown.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/post(createStream)`.
+    internal enum CreateStream {
+        internal static let id: Swift.String = "createStream"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.CreateStream.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateStream.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateStream.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreateStream.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/requestBody/json/slug`.
+                    internal var slug: Components.Schemas.Slug
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/requestBody/json/title`.
+                    internal var title: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/requestBody/json/visibility`.
+                    internal var visibility: Components.Schemas.Visibility?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - slug:
+                    ///   - title:
+                    ///   - visibility:
+                    internal init(
+                        slug: Components.Schemas.Slug,
+                        title: Swift.String? = nil,
+                        visibility: Components.Schemas.Visibility? = nil
+                    ) {
+                        self.slug = slug
+                        self.title = title
+                        self.visibility = visibility
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case slug
+                        case title
+                        case visibility
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/requestBody/content/application\/json`.
+                case json(Operations.CreateStream.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.CreateStream.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.CreateStream.Input.Path,
+                headers: Operations.CreateStream.Input.Headers = .init(),
+                body: Operations.CreateStream.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content/json/id`.
+                        internal var id: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content/json/tenant`.
+                        internal var tenant: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content/json/slug`.
+                        internal var slug: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content/json/streamKey`.
+                        internal var streamKey: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content/json/publishURL`.
+                        internal var publishURL: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content/json/playbackURL`.
+                        internal var playbackURL: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content/json/thumbnailURL`.
+                        internal var thumbnailURL: Swift.String
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - id:
+                        ///   - tenant:
+                        ///   - slug:
+                        ///   - streamKey:
+                        ///   - publishURL:
+                        ///   - playbackURL:
+                        ///   - thumbnailURL:
+                        internal init(
+                            id: Swift.Int,
+                            tenant: Components.Schemas.Slug,
+                            slug: Components.Schemas.Slug,
+                            streamKey: Swift.String,
+                            publishURL: Swift.String,
+                            playbackURL: Swift.String,
+                            thumbnailURL: Swift.String
+                        ) {
+                            self.id = id
+                            self.tenant = tenant
+                            self.slug = slug
+                            self.streamKey = streamKey
+                            self.publishURL = publishURL
+                            self.playbackURL = playbackURL
+                            self.thumbnailURL = thumbnailURL
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case id
+                            case tenant
+                            case slug
+                            case streamKey
+                            case publishURL
+                            case playbackURL
+                            case thumbnailURL
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/POST/responses/201/content/application\/json`.
+                    case json(Operations.CreateStream.Output.Created.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.CreateStream.Output.Created.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreateStream.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.CreateStream.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// Created.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/post(createStream)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreateStream.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.CreateStream.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/post(createStream)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Delete a stream with its sessions and recordings (409 while it is live or a recording of it is being written).
+    ///
+    /// Its recordings' files are removed by the packagers that wrote them within seconds; their bytes leave the tenant's storage at once.
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/delete(deleteStream)`.
+    internal enum DeleteStream {
+        internal static let id: Swift.String = "deleteStream"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/DELETE/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/DELETE/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/DELETE/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.DeleteStream.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/DELETE/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteStream.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteStream.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.DeleteStream.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.DeleteStream.Input.Path,
+                headers: Operations.DeleteStream.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                internal init() {}
+            }
+            /// Deleted.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/delete(deleteStream)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeleteStream.Output.NoContent)
+            /// Deleted.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/delete(deleteStream)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            internal static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            internal var noContent: Operations.DeleteStream.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/delete(deleteStream)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// A new stream key, shown once; the old one keeps publishing for the grace period (0 by default).
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/rotate-key`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/rotate-key/post(rotateStreamKey)`.
+    internal enum RotateStreamKey {
+        internal static let id: Swift.String = "rotateStreamKey"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.RotateStreamKey.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RotateStreamKey.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RotateStreamKey.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RotateStreamKey.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/requestBody/json/graceSeconds`.
+                    internal var graceSeconds: Swift.Int?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - graceSeconds:
+                    internal init(graceSeconds: Swift.Int? = nil) {
+                        self.graceSeconds = graceSeconds
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case graceSeconds
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/requestBody/content/application\/json`.
+                case json(Operations.RotateStreamKey.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.RotateStreamKey.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.RotateStreamKey.Input.Path,
+                headers: Operations.RotateStreamKey.Input.Headers = .init(),
+                body: Operations.RotateStreamKey.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/responses/200/content/json/tenant`.
+                        internal var tenant: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/responses/200/content/json/stream`.
+                        internal var stream: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/responses/200/content/json/streamKey`.
+                        internal var streamKey: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/responses/200/content/json/publishURL`.
+                        internal var publishURL: Swift.String
+                        /// Absent when the old key stopped at once.
+                        ///
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/responses/200/content/json/previousKeyValidUntil`.
+                        internal var previousKeyValidUntil: Foundation.Date?
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - stream:
+                        ///   - streamKey:
+                        ///   - publishURL:
+                        ///   - previousKeyValidUntil: Absent when the old key stopped at once.
+                        internal init(
+                            tenant: Swift.String,
+                            stream: Swift.String,
+                            streamKey: Swift.String,
+                            publishURL: Swift.String,
+                            previousKeyValidUntil: Foundation.Date? = nil
+                        ) {
+                            self.tenant = tenant
+                            self.stream = stream
+                            self.streamKey = streamKey
+                            self.publishURL = publishURL
+                            self.previousKeyValidUntil = previousKeyValidUntil
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case stream
+                            case streamKey
+                            case publishURL
+                            case previousKeyValidUntil
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/rotate-key/POST/responses/200/content/application\/json`.
+                    case json(Operations.RotateStreamKey.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.RotateStreamKey.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RotateStreamKey.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.RotateStreamKey.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Rotated.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/rotate-key/post(rotateStreamKey)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RotateStreamKey.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.RotateStreamKey.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/rotate-key/post(rotateStreamKey)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Where the stream plays, from the packager that serves it.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/playback`.

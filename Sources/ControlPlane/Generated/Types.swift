@@ -75,6 +75,28 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/api-keys/{key}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/api-keys/{key}/delete(revokeAPIKey)`.
     func revokeAPIKey(_ input: Operations.RevokeAPIKey.Input) async throws -> Operations.RevokeAPIKey.Output
+    /// Save a ladder profile (made again under the same name replaces it).
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/ladder-profiles`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/ladder-profiles/post(saveLadderProfile)`.
+    func saveLadderProfile(_ input: Operations.SaveLadderProfile.Input) async throws -> Operations.SaveLadderProfile.Output
+    /// Create a stream; the answer is the only time its stream key is shown.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/post(createStream)`.
+    func createStream(_ input: Operations.CreateStream.Input) async throws -> Operations.CreateStream.Output
+    /// Delete a stream with its sessions and recordings (409 while it is live or a recording of it is being written).
+    ///
+    /// Its recordings' files are removed by the packagers that wrote them within seconds; their bytes leave the tenant's storage at once.
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/delete(deleteStream)`.
+    func deleteStream(_ input: Operations.DeleteStream.Input) async throws -> Operations.DeleteStream.Output
+    /// A new stream key, shown once; the old one keeps publishing for the grace period (0 by default).
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/rotate-key`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/rotate-key/post(rotateStreamKey)`.
+    func rotateStreamKey(_ input: Operations.RotateStreamKey.Input) async throws -> Operations.RotateStreamKey.Output
     /// Where the stream plays, from the packager that serves it.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/playback`.
@@ -328,6 +350,66 @@ extension APIProtocol {
         try await revokeAPIKey(Operations.RevokeAPIKey.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Save a ladder profile (made again under the same name replaces it).
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/ladder-profiles`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/ladder-profiles/post(saveLadderProfile)`.
+    internal func saveLadderProfile(
+        path: Operations.SaveLadderProfile.Input.Path,
+        headers: Operations.SaveLadderProfile.Input.Headers = .init(),
+        body: Operations.SaveLadderProfile.Input.Body
+    ) async throws -> Operations.SaveLadderProfile.Output {
+        try await saveLadderProfile(Operations.SaveLadderProfile.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Create a stream; the answer is the only time its stream key is shown.
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/post(createStream)`.
+    internal func createStream(
+        path: Operations.CreateStream.Input.Path,
+        headers: Operations.CreateStream.Input.Headers = .init(),
+        body: Operations.CreateStream.Input.Body
+    ) async throws -> Operations.CreateStream.Output {
+        try await createStream(Operations.CreateStream.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Delete a stream with its sessions and recordings (409 while it is live or a recording of it is being written).
+    ///
+    /// Its recordings' files are removed by the packagers that wrote them within seconds; their bytes leave the tenant's storage at once.
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/delete(deleteStream)`.
+    internal func deleteStream(
+        path: Operations.DeleteStream.Input.Path,
+        headers: Operations.DeleteStream.Input.Headers = .init()
+    ) async throws -> Operations.DeleteStream.Output {
+        try await deleteStream(Operations.DeleteStream.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// A new stream key, shown once; the old one keeps publishing for the grace period (0 by default).
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/rotate-key`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/rotate-key/post(rotateStreamKey)`.
+    internal func rotateStreamKey(
+        path: Operations.RotateStreamKey.Input.Path,
+        headers: Operations.RotateStreamKey.Input.Headers = .init(),
+        body: Operations.RotateStreamKey.Input.Body
+    ) async throws -> Operations.RotateStreamKey.Output {
+        try await rotateStreamKey(Operations.RotateStreamKey.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// Where the stream plays, from the packager that serves it.

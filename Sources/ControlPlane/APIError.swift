@@ -71,8 +71,8 @@ struct APIError: Error, HTTPResponseError {
     static func from(_ error: ServerError) -> APIError {
         if let own = error.underlyingError as? APIError { return own }
         if error.operationInput == nil, let decoding = error.underlyingError as? DecodingError {
-            let field = Self.field(decoding)
-            return .badRequest(Self.problem(decoding, field: field ?? "the body") + "; see \(error.operationID) in /openapi.yaml.", field: field)
+            let field = Self.field(decoding) ?? Self.queryItem(decoding, in: error.request)
+            return .badRequest(Self.problem(decoding, field: field ?? "a parameter or the body") + "; see \(error.operationID) in /openapi.yaml.", field: field)
         }
         if error.operationInput == nil, (400..<500).contains(error.httpStatus.code) {
             return .badRequest("The request does not match \(error.operationID) in the API's document (/openapi.yaml): \(error.causeDescription).")
@@ -89,6 +89,15 @@ struct APIError: Error, HTTPResponseError {
         case .dataCorrupted(let context): "\(field) has a value the API does not take (\(context.debugDescription))"
         @unknown default: "\(field) is malformed"
         }
+    }
+
+    /// A query item's enum that failed: its decoder names no key, only the generated type
+    /// (`CurrentPayload` for `current`), which is taken when the request has that item.
+    private static func queryItem(_ error: DecodingError, in request: HTTPRequest) -> String? {
+        guard case .dataCorrupted(let context) = error, let type = context.debugDescription.firstMatch(of: #/initialize (\w+)Payload /#)?.1,
+              let first = type.first, let query = request.path?.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
+        let name = first.lowercased() + type.dropFirst()
+        return query.split(separator: "&").contains { $0.hasPrefix(name + "=") } ? name : nil
     }
 
     private static func kind(_ type: Any.Type) -> String {

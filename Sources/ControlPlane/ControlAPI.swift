@@ -43,26 +43,8 @@ public enum ControlAPI {
         let authenticator = APIAuthenticator(adminToken: adminToken, database: catalog.database, failures: .init(), trustedProxies: trustedProxies, logger: logger)
         v1.add(middleware: authenticator)
         let book = RouteBook(v1, open: open, documented: router.group().add(middleware: authenticator))
-        book.on(.get, "streams", .operator) { request, _ -> Response in
-            let tenant = request.uri.queryParameters.get("tenant")
-            let streams = try await guarded { try await catalog.listStreams(tenantSlug: tenant) }
-            return try json(["streams": streams])
-        }
-        // Which transcoder worker holds each stream (current leases, or history with current=false).
-        book.on(.get, "leases", .operator) { request, _ -> Response in
-            let current: Bool
-            switch request.uri.queryParameters.get("current") ?? "true" {
-            case "true": current = true
-            case "false": current = false
-            case let other: throw APIError.badRequest("current must be true or false, not \(other)")
-            }
-            guard let limit = Int(request.uri.queryParameters.get("limit") ?? "200"), (1...1000).contains(limit) else {
-                throw APIError.badRequest("limit must be a whole number from 1 to 1000")
-            }
-            let leases = try await guarded { try await LeaseLedger.list(in: catalog.database, currentOnly: current, limit: limit) }
-            return try json(["leases": leases])
-        }
-        // Ladder profiles: how a tenant's streams are transcoded.
+        // A stream's own ladder profile, or null for the tenant's default (hand-written: the
+        // document's oneOf with null has no plain generated type).
         let profiles = LadderProfileStore(database: catalog.database)
         book.on(.put, "tenants/:tenant/streams/:stream/ladder-profile", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")

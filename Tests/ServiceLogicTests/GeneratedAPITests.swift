@@ -97,6 +97,13 @@ import Testing
         let typed = APIError.from(Self.serverError(wrongType, input: nil, status: .badRequest))
         #expect(typed.field == "storageQuotaBytes" && typed.message.hasPrefix("storageQuotaBytes must be a whole number"), "\(typed.message)")
         #expect(refused.message.hasPrefix("scopes has a value the API does not take (Cannot initialize Scope)"), "\(refused.message)")
+        // A query item's enum names no key: the generated type does, when the request has the item.
+        let current = DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "Cannot initialize CurrentPayload from invalid String value maybe"))
+        var leases = Self.serverError(current, input: nil, status: .badRequest)
+        leases.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/leases?limit=5&current=maybe")
+        #expect(APIError.from(leases).field == "current")
+        leases.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/leases?limit=5")
+        #expect(APIError.from(leases).field == nil && APIError.from(leases).message.hasPrefix("a parameter or the body has a value"))
         // The handler's own refusal passes through unchanged.
         let own = APIError.from(Self.serverError(APIError.conflict("taken"), input: "input", status: .internalServerError))
         #expect(own.status == .conflict && own.message == "taken")

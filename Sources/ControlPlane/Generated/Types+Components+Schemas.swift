@@ -63,6 +63,13 @@ extension Components {
             case webhooks = "webhooks"
             case highlights = "highlights"
         }
+        /// - Remark: Generated from `#/components/schemas/State`.
+        internal enum State: String, Codable, Hashable, Sendable, CaseIterable {
+            case idle = "idle"
+            case live = "live"
+            case reconnecting = "reconnecting"
+            case ended = "ended"
+        }
         /// - Remark: Generated from `#/components/schemas/Visibility`.
         internal enum Visibility: String, Codable, Hashable, Sendable, CaseIterable {
             case _public = "public"

@@ -5666,4 +5666,456 @@ internal enum Operations {
             }
         }
     }
+    /// Every tenant's streams (the operator's view).
+    ///
+    /// - Remark: HTTP `GET /v1/streams`.
+    /// - Remark: Generated from `#/paths//v1/streams/get(listAllStreams)`.
+    internal enum ListAllStreams {
+        internal static let id: Swift.String = "listAllStreams"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/streams/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/streams/GET/query/tenant`.
+                internal var tenant: Swift.String?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - tenant:
+                internal init(tenant: Swift.String? = nil) {
+                    self.tenant = tenant
+                }
+            }
+            internal var query: Operations.ListAllStreams.Input.Query
+            /// - Remark: Generated from `#/paths/v1/streams/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListAllStreams.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListAllStreams.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListAllStreams.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                query: Operations.ListAllStreams.Input.Query = .init(),
+                headers: Operations.ListAllStreams.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json/StreamsPayload`.
+                        internal struct StreamsPayloadPayload: Codable, Hashable, Sendable {
+                            /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json/StreamsPayload/id`.
+                            internal var id: Swift.Int
+                            /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json/StreamsPayload/tenant`.
+                            internal var tenant: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json/StreamsPayload/slug`.
+                            internal var slug: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json/StreamsPayload/title`.
+                            internal var title: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json/StreamsPayload/status`.
+                            internal var status: Components.Schemas.State
+                            /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json/StreamsPayload/keyPrefix`.
+                            internal var keyPrefix: Swift.String
+                            /// Creates a new `StreamsPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - id:
+                            ///   - tenant:
+                            ///   - slug:
+                            ///   - title:
+                            ///   - status:
+                            ///   - keyPrefix:
+                            internal init(
+                                id: Swift.Int,
+                                tenant: Swift.String,
+                                slug: Swift.String,
+                                title: Swift.String,
+                                status: Components.Schemas.State,
+                                keyPrefix: Swift.String
+                            ) {
+                                self.id = id
+                                self.tenant = tenant
+                                self.slug = slug
+                                self.title = title
+                                self.status = status
+                                self.keyPrefix = keyPrefix
+                            }
+                            internal enum CodingKeys: String, CodingKey {
+                                case id
+                                case tenant
+                                case slug
+                                case title
+                                case status
+                                case keyPrefix
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json/streams`.
+                        internal typealias StreamsPayload = [Operations.ListAllStreams.Output.Ok.Body.JsonPayload.StreamsPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/json/streams`.
+                        internal var streams: Operations.ListAllStreams.Output.Ok.Body.JsonPayload.StreamsPayload
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - streams:
+                        internal init(streams: Operations.ListAllStreams.Output.Ok.Body.JsonPayload.StreamsPayload) {
+                            self.streams = streams
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case streams
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/streams/GET/responses/200/content/application\/json`.
+                    case json(Operations.ListAllStreams.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.ListAllStreams.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListAllStreams.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListAllStreams.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The streams.
+            ///
+            /// - Remark: Generated from `#/paths//v1/streams/get(listAllStreams)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListAllStreams.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListAllStreams.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/streams/get(listAllStreams)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Which transcoder worker holds each stream (current, or history).
+    ///
+    /// - Remark: HTTP `GET /v1/leases`.
+    /// - Remark: Generated from `#/paths//v1/leases/get(listLeases)`.
+    internal enum ListLeases {
+        internal static let id: Swift.String = "listLeases"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/leases/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/leases/GET/query/current`.
+                internal enum CurrentPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case _true = "true"
+                    case _false = "false"
+                }
+                /// - Remark: Generated from `#/paths/v1/leases/GET/query/current`.
+                internal var current: Operations.ListLeases.Input.Query.CurrentPayload?
+                /// - Remark: Generated from `#/paths/v1/leases/GET/query/limit`.
+                internal var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - current:
+                ///   - limit:
+                internal init(
+                    current: Operations.ListLeases.Input.Query.CurrentPayload? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.current = current
+                    self.limit = limit
+                }
+            }
+            internal var query: Operations.ListLeases.Input.Query
+            /// - Remark: Generated from `#/paths/v1/leases/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListLeases.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListLeases.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListLeases.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                query: Operations.ListLeases.Input.Query = .init(),
+                headers: Operations.ListLeases.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload`.
+                        internal struct LeasesPayloadPayload: Codable, Hashable, Sendable {
+                            /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload/id`.
+                            internal var id: Swift.Int
+                            /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload/streamID`.
+                            internal var streamID: Swift.Int
+                            /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload/tenant`.
+                            internal var tenant: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload/stream`.
+                            internal var stream: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload/workerID`.
+                            internal var workerID: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload/ingestNode`.
+                            internal var ingestNode: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload/grantedAt`.
+                            internal var grantedAt: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload/endedAt`.
+                            internal var endedAt: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/LeasesPayload/endReason`.
+                            internal var endReason: Swift.String?
+                            /// Creates a new `LeasesPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - id:
+                            ///   - streamID:
+                            ///   - tenant:
+                            ///   - stream:
+                            ///   - workerID:
+                            ///   - ingestNode:
+                            ///   - grantedAt:
+                            ///   - endedAt:
+                            ///   - endReason:
+                            internal init(
+                                id: Swift.Int,
+                                streamID: Swift.Int,
+                                tenant: Swift.String,
+                                stream: Swift.String,
+                                workerID: Swift.String,
+                                ingestNode: Swift.String,
+                                grantedAt: Swift.String,
+                                endedAt: Swift.String? = nil,
+                                endReason: Swift.String? = nil
+                            ) {
+                                self.id = id
+                                self.streamID = streamID
+                                self.tenant = tenant
+                                self.stream = stream
+                                self.workerID = workerID
+                                self.ingestNode = ingestNode
+                                self.grantedAt = grantedAt
+                                self.endedAt = endedAt
+                                self.endReason = endReason
+                            }
+                            internal enum CodingKeys: String, CodingKey {
+                                case id
+                                case streamID
+                                case tenant
+                                case stream
+                                case workerID
+                                case ingestNode
+                                case grantedAt
+                                case endedAt
+                                case endReason
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/leases`.
+                        internal typealias LeasesPayload = [Operations.ListLeases.Output.Ok.Body.JsonPayload.LeasesPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/json/leases`.
+                        internal var leases: Operations.ListLeases.Output.Ok.Body.JsonPayload.LeasesPayload
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - leases:
+                        internal init(leases: Operations.ListLeases.Output.Ok.Body.JsonPayload.LeasesPayload) {
+                            self.leases = leases
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case leases
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/leases/GET/responses/200/content/application\/json`.
+                    case json(Operations.ListLeases.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.ListLeases.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListLeases.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListLeases.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The leases.
+            ///
+            /// - Remark: Generated from `#/paths//v1/leases/get(listLeases)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListLeases.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListLeases.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/leases/get(listLeases)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
 }

@@ -162,6 +162,16 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay/post(replayDelivery)`.
     func replayDelivery(_ input: Operations.ReplayDelivery.Input) async throws -> Operations.ReplayDelivery.Output
+    /// Every tenant's streams (the operator's view).
+    ///
+    /// - Remark: HTTP `GET /v1/streams`.
+    /// - Remark: Generated from `#/paths//v1/streams/get(listAllStreams)`.
+    func listAllStreams(_ input: Operations.ListAllStreams.Input) async throws -> Operations.ListAllStreams.Output
+    /// Which transcoder worker holds each stream (current, or history).
+    ///
+    /// - Remark: HTTP `GET /v1/leases`.
+    /// - Remark: Generated from `#/paths//v1/leases/get(listLeases)`.
+    func listLeases(_ input: Operations.ListLeases.Input) async throws -> Operations.ListLeases.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -588,6 +598,32 @@ extension APIProtocol {
     ) async throws -> Operations.ReplayDelivery.Output {
         try await replayDelivery(Operations.ReplayDelivery.Input(
             path: path,
+            headers: headers
+        ))
+    }
+    /// Every tenant's streams (the operator's view).
+    ///
+    /// - Remark: HTTP `GET /v1/streams`.
+    /// - Remark: Generated from `#/paths//v1/streams/get(listAllStreams)`.
+    internal func listAllStreams(
+        query: Operations.ListAllStreams.Input.Query = .init(),
+        headers: Operations.ListAllStreams.Input.Headers = .init()
+    ) async throws -> Operations.ListAllStreams.Output {
+        try await listAllStreams(Operations.ListAllStreams.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Which transcoder worker holds each stream (current, or history).
+    ///
+    /// - Remark: HTTP `GET /v1/leases`.
+    /// - Remark: Generated from `#/paths//v1/leases/get(listLeases)`.
+    internal func listLeases(
+        query: Operations.ListLeases.Input.Query = .init(),
+        headers: Operations.ListLeases.Input.Headers = .init()
+    ) async throws -> Operations.ListLeases.Output {
+        try await listLeases(Operations.ListLeases.Input(
+            query: query,
             headers: headers
         ))
     }

@@ -13,6 +13,9 @@ import Testing
     @Test func theDocsPageListsEveryRouteWithItsAccess() {
         let listed = Set(OpenAPIDocument.operations().map { "\($0.method) \($0.path.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")) \($0.access)" })
         let registered = Set(ControlAPI.routes().map { "\($0.method) \($0.path) \($0.access.name)" })
+        // Generated or hand-written, never both: a route registered twice would answer from one of them.
+        let twice = Dictionary(grouping: ControlAPI.routes(), by: \.description).filter { $0.value.count > 1 }.keys.sorted()
+        #expect(twice.isEmpty, "registered twice: \(twice)")
         #expect(listed == registered, "only in the document: \(listed.subtracting(registered).sorted()); only registered: \(registered.subtracting(listed).sorted())")
         #expect(OpenAPIDocument.operations().allSatisfy { !$0.summary.isEmpty }, "every operation has a summary")
         let page = OpenAPIDocument.page()

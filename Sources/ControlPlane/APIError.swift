@@ -72,10 +72,12 @@ struct APIError: Error, HTTPResponseError {
         if let own = error.underlyingError as? APIError { return own }
         if error.operationInput == nil, let decoding = error.underlyingError as? DecodingError {
             let field = Self.field(decoding) ?? Self.queryItem(decoding, in: error.request)
-            return .badRequest(Self.problem(decoding, field: field ?? "a parameter or the body") + "; see \(error.operationID) in /openapi.yaml.", field: field)
+            let subject = Self.path(decoding) ?? field ?? "a parameter or the body"
+            return .badRequest(Self.problem(decoding, field: subject) + "; see \(error.operationID) in /openapi.yaml.", field: field)
         }
-        if error.operationInput == nil, (400..<500).contains(error.httpStatus.code) {
-            return .badRequest("The request does not match \(error.operationID) in the API's document (/openapi.yaml): \(error.causeDescription).")
+        if (400..<500).contains(error.httpStatus.code) {
+            return APIError(status: error.httpStatus, code: error.httpStatus == .badRequest ? "bad_request" : "request_refused",
+                            message: "The request does not match \(error.operationID) in the API's document (/openapi.yaml): \(error.causeDescription).")
         }
         return from(error.underlyingError)
     }
@@ -108,6 +110,19 @@ struct APIError: Error, HTTPResponseError {
         case ObjectIdentifier(Double.self): "a number"
         default: "a \(type)"
         }
+    }
+
+    /// The whole place where decoding failed (`rungs[0].shortSide`), nil when it is one key or none.
+    private static func path(_ error: DecodingError) -> String? {
+        var keys: [any CodingKey]
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): keys = context.codingPath
+        case .keyNotFound(let key, let context): keys = context.codingPath + [key]
+        @unknown default: return nil
+        }
+        while let last = keys.last, last.intValue == nil, last.stringValue.isEmpty { keys.removeLast() }
+        guard keys.count > 1, keys.first?.intValue == nil else { return nil }
+        return keys.reduce("") { text, key in key.intValue.map { text + "[\($0)]" } ?? (text.isEmpty ? key.stringValue : text + "." + key.stringValue) }
     }
 
     /// The first named key where decoding failed (`scopes` for `scopes[2]`).

@@ -14,7 +14,7 @@ extension ControlAPIHandlers {
         let scopes = try ControlAPI.validScopes(body.scopes.map(\.rawValue))
         let name = body.name ?? ""
         guard name.count <= 100 else { throw APIError.badRequest("name is at most 100 characters", field: "name") }
-        let principal = Caller.principal ?? .operator
+        guard let principal = Caller.principal else { throw APIError.unauthorized }
         try ControlAPI.requireHolds(scopes, principal, making: true)
         let key = APIKey.generate()
         guard let row = try await ControlAPI.guarded({ try await catalog.database.run {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import OpenAPIRuntime
 import StorecastRuntime
 import StorecastWire
 
@@ -48,22 +49,23 @@ extension ControlAPI {
             response.headers[.cacheControl] = "private, no-store"
             return response
         }
-        book.on(.put, "tenants/:tenant/feed-settings", .tenant(.streamsWrite)) { request, context -> Response in
-            struct Settings: Decodable {
-                var order: String
-                enum CodingKeys: String, CodingKey, CaseIterable { case order }
-                init(from decoder: any Decoder) throws {
-                    try StrictJSONFields.check(decoder, CodingKeys.self)
-                    order = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .order)
-                }
-            }
-            let tenant = try context.parameters.require("tenant")
-            let body = try await decode(Settings.self, request, context)
-            guard StoriesFeed.orders.contains(body.order) else { throw APIError.badRequest("order must be viewers or started", field: "order") }
-            guard try await guarded({ try await catalog.database.run { try StoriesFeed.setOrder($0, tenant: tenant, order: body.order) } }) else {
-                throw APIError.notFound(AccessPolicy.notFoundMessage(tenant))
-            }
-            return try json(["tenant": tenant, "order": body.order])
+    }
+}
+
+extension ControlAPIHandlers {
+    /// How the tenant's feed orders shows after the pinned ones (served from the document's
+    /// generated types; the feeds above stay hand-written: their Cache-Control would be
+    /// percent-encoded, apple/swift-openapi-generator#857).
+    func setFeedSettings(_ input: Operations.SetFeedSettings.Input) async throws -> Operations.SetFeedSettings.Output {
+        let tenant = input.path.tenant
+        let order: String
+        switch input.body { case .json(let json): order = json.order.rawValue }
+        guard try await ControlAPI.guarded({ try await catalog.database.run { try StoriesFeed.setOrder($0, tenant: tenant, order: order) } }) else {
+            throw APIError.notFound(AccessPolicy.notFoundMessage(tenant))
         }
+        guard let answered = Operations.SetFeedSettings.Output.Ok.Body.JsonPayload.OrderPayload(rawValue: order) else {
+            throw APIError(status: .internalServerError, code: "internal", message: "The feed's order is one the document does not name.")
+        }
+        return .ok(.init(body: .json(.init(tenant: tenant, order: answered))))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import OpenAPIRuntime
 import StorecastRuntime
 
 extension ControlAPI {
@@ -27,23 +28,30 @@ extension ControlAPI {
                                retryAfter: max(1, (wait + 999) / 1000))
             }
         }
-        book.on(.get, "tenants/:tenant/streams/:stream/highlights", .tenant(.streamsRead)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            var session: Int64?
-            if let text = request.uri.queryParameters.get("session") {
-                guard let id = Int64(text), id > 0 else { throw APIError.badRequest("session is a session id from the stream's sessions", field: "session") }
-                session = id
-            }
-            var limit = 100
-            if let text = request.uri.queryParameters.get("limit") {
-                guard let n = Int(text), (1...1000).contains(n) else { throw APIError.badRequest("limit must be from 1 to 1000", field: "limit") }
-                limit = n
-            }
-            let (one, count) = (session, limit)
-            guard let highlights = try await guarded({ try await catalog.database.run { try HighlightStore.list($0, tenant: tenant, stream: stream, session: one, limit: count) } }) else {
-                throw APIError.notFound("no stream \(stream) in tenant \(tenant)")
-            }
-            return try json(["highlights": highlights])
+    }
+}
+
+/// A show's product cards, newest first, served from the document's generated types (posting
+/// stays above: its own 1 KiB body limit is below the API's).
+extension ControlAPIHandlers {
+    func listHighlights(_ input: Operations.ListHighlights.Input) async throws -> Operations.ListHighlights.Output {
+        let (tenant, stream) = (input.path.tenant, input.path.stream)
+        if let session = input.query.session, session < 1 { throw APIError.badRequest("session is a session id from the stream's sessions", field: "session") }
+        let limit = input.query.limit ?? 100
+        guard (1...1000).contains(limit) else { throw APIError.badRequest("limit must be from 1 to 1000", field: "limit") }
+        let session = input.query.session.map(Int64.init)
+        guard let highlights = try await ControlAPI.guarded({ try await catalog.database.run { try HighlightStore.list($0, tenant: tenant, stream: stream, session: session, limit: limit) } }) else {
+            throw APIError.notFound("no stream \(stream) in tenant \(tenant)")
         }
+        return .ok(.init(body: .json(.init(highlights: try highlights.map(Components.Schemas.Highlight.init)))))
+    }
+}
+
+extension Components.Schemas.Highlight {
+    /// A stored card as the document shows it.
+    init(_ card: HighlightStore.Highlight) throws {
+        self.init(id: Int(card.id), tenant: card.tenant, stream: card.stream, session: Int(card.session), productId: card.productId, title: card.title,
+                  price: card.price, currency: card.currency, imageUrl: card.imageUrl, link: card.link, durationSeconds: card.durationSeconds,
+                  startDate: try MillisecondDates.date(card.startDate), startSeconds: card.startSeconds)
     }
 }

@@ -136,8 +136,9 @@ extension ControlAPIHandlers {
     func deleteStream(_ input: Operations.DeleteStream.Input) async throws -> Operations.DeleteStream.Output {
         let (tenant, stream) = (input.path.tenant, input.path.stream)
         // Its recordings go with it: a key without the recordings scope may delete it only without any.
+        guard let principal = Caller.principal else { throw APIError.unauthorized }
         let withRecordings: Bool
-        if case .tenant(_, _, let scopes)? = Caller.principal { withRecordings = scopes.contains(.recordings) } else { withRecordings = true }
+        if case .tenant(_, _, let scopes) = principal { withRecordings = scopes.contains(.recordings) } else { withRecordings = true }
         switch try await ControlAPI.guarded({ try await catalog.database.run { try RecordingDeletion.deleteStream($0, tenant: tenant, stream: stream, withRecordings: withRecordings) } }) {
         case .deleted: return .noContent(.init())
         case .notFound: throw APIError.notFound("no stream \(tenant)/\(stream)")

@@ -3,8 +3,9 @@ import Hummingbird
 /// Runs before one /v1 operation, once ``APIAuthenticator`` has named the caller: whether the
 /// caller may call it (``AccessPolicy``), its body capped at ``ControlAPI/maximumBodyBytes``
 /// (413 over it, before anything reads it), and the caller handed to the handler
-/// (``Caller/principal``). Every /v1 route goes through it, hand-registered or generated from
-/// the document, so no route can forget the check.
+/// (``Caller/principal``). Every authenticated /v1 route goes through it, hand-registered or
+/// generated from the document, so no route can forget the check (the public ones, a public
+/// stream's feed and events, are GETs whose handlers decide).
 struct OperationAccess: RouterMiddleware {
     typealias Context = APIRequestContext
     let access: RouteAccess

@@ -96,7 +96,11 @@ import Testing
         let wrongType = DecodingError.typeMismatch(Int.self, .init(codingPath: [Key(stringValue: "storageQuotaBytes")], debugDescription: "Expected Int"))
         let typed = APIError.from(Self.serverError(wrongType, input: nil, status: .badRequest))
         #expect(typed.field == "storageQuotaBytes" && typed.message.hasPrefix("storageQuotaBytes must be a whole number"), "\(typed.message)")
-        #expect(refused.message.hasPrefix("scopes has a value the API does not take (Cannot initialize Scope)"), "\(refused.message)")
+        #expect(refused.message.hasPrefix("scopes[0] has a value the API does not take (Cannot initialize Scope)"), "\(refused.message)")
+        // A nested field names its whole place in the message, and its top-level field.
+        let rung = DecodingError.keyNotFound(Key(stringValue: "shortSide"), .init(codingPath: [Key(stringValue: "rungs"), Key(intValue: 0)], debugDescription: ""))
+        let nested = APIError.from(Self.serverError(rung, input: nil, status: .badRequest))
+        #expect(nested.field == "rungs" && nested.message.hasPrefix("rungs[0].shortSide is required"), "\(nested.message)")
         // A query item's enum names no key: the generated type does, when the request has the item.
         let current = DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "Cannot initialize CurrentPayload from invalid String value maybe"))
         var leases = Self.serverError(current, input: nil, status: .badRequest)
@@ -110,5 +114,20 @@ import Testing
         // Anything else after the input was read is the API's failure: 500, without its text.
         let failed = APIError.from(Self.serverError(Unexpected(), input: "input", status: .internalServerError))
         #expect(failed.status == .internalServerError && failed.code == "internal")
+    }
+
+    @Test func aFailedGeneratedOperationIsLoggedWithoutItsRequestsToken() throws {
+        var failed = Self.serverError(Unexpected(), input: "input", status: .internalServerError)
+        failed.request.headerFields[.authorization] = "Bearer sck_abcdefghijkl_secretsecretsecret"
+        let answer = APIError.from(failed)
+        #expect("\(failed)".contains("secretsecretsecret"), "the runtime's own description carries the request's headers")
+        let metadata = try #require(APIErrorMiddleware.logged(failed, answer: answer, method: "POST", path: "/v1/tenants/t/api-keys"))
+        let logged = metadata.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        #expect(!logged.contains("secret") && !logged.contains("Bearer"), "\(logged)")
+        #expect(metadata["operation"] == "createAPIKey" && metadata["error"] == "Unexpected()", "\(logged)")
+        // The API's own answers are not failures of the API: nothing is logged.
+        let unavailable = Self.serverError(APIError.unavailable, input: "input", status: .internalServerError)
+        #expect(APIErrorMiddleware.logged(unavailable, answer: APIError.from(unavailable), method: "POST", path: "/") == nil)
+        #expect(APIErrorMiddleware.logged(Unexpected(), answer: APIError.from(Unexpected()), method: "GET", path: "/")?["error"] == "Unexpected()")
     }
 }

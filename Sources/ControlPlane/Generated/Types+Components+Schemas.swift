@@ -238,6 +238,101 @@ extension Components {
                 case revokedAt
             }
         }
+        /// - Remark: Generated from `#/components/schemas/Highlight`.
+        internal struct Highlight: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Highlight/id`.
+            internal var id: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Highlight/tenant`.
+            internal var tenant: Components.Schemas.Slug
+            /// - Remark: Generated from `#/components/schemas/Highlight/stream`.
+            internal var stream: Components.Schemas.Slug
+            /// The show (session) it was posted in.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Highlight/session`.
+            internal var session: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Highlight/productId`.
+            internal var productId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Highlight/title`.
+            internal var title: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Highlight/price`.
+            internal var price: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Highlight/currency`.
+            internal var currency: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Highlight/imageUrl`.
+            internal var imageUrl: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Highlight/link`.
+            internal var link: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Highlight/durationSeconds`.
+            internal var durationSeconds: Swift.Double?
+            /// The EXT-X-DATERANGE's START-DATE: when the API received it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Highlight/startDate`.
+            internal var startDate: Foundation.Date
+            /// startDate as seconds since 1970.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Highlight/startSeconds`.
+            internal var startSeconds: Swift.Double
+            /// Creates a new `Highlight`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - tenant:
+            ///   - stream:
+            ///   - session: The show (session) it was posted in.
+            ///   - productId:
+            ///   - title:
+            ///   - price:
+            ///   - currency:
+            ///   - imageUrl:
+            ///   - link:
+            ///   - durationSeconds:
+            ///   - startDate: The EXT-X-DATERANGE's START-DATE: when the API received it.
+            ///   - startSeconds: startDate as seconds since 1970.
+            internal init(
+                id: Swift.Int,
+                tenant: Components.Schemas.Slug,
+                stream: Components.Schemas.Slug,
+                session: Swift.Int,
+                productId: Swift.String,
+                title: Swift.String,
+                price: Swift.String? = nil,
+                currency: Swift.String? = nil,
+                imageUrl: Swift.String? = nil,
+                link: Swift.String? = nil,
+                durationSeconds: Swift.Double? = nil,
+                startDate: Foundation.Date,
+                startSeconds: Swift.Double
+            ) {
+                self.id = id
+                self.tenant = tenant
+                self.stream = stream
+                self.session = session
+                self.productId = productId
+                self.title = title
+                self.price = price
+                self.currency = currency
+                self.imageUrl = imageUrl
+                self.link = link
+                self.durationSeconds = durationSeconds
+                self.startDate = startDate
+                self.startSeconds = startSeconds
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case tenant
+                case stream
+                case session
+                case productId
+                case title
+                case price
+                case currency
+                case imageUrl
+                case link
+                case durationSeconds
+                case startDate
+                case startSeconds
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Recording`.
         internal struct Recording: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Recording/id`.

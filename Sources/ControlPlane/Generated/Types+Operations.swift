@@ -3347,6 +3347,420 @@ internal enum Operations {
             }
         }
     }
+    /// The stream's product cards, newest first (those of one show with `session`).
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/highlights`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/get(listHighlights)`.
+    internal enum ListHighlights {
+        internal static let id: Swift.String = "listHighlights"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.ListHighlights.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// A session id from the stream's sessions.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/query/session`.
+                internal var session: Swift.Int?
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/query/limit`.
+                internal var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - session: A session id from the stream's sessions.
+                ///   - limit:
+                internal init(
+                    session: Swift.Int? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.session = session
+                    self.limit = limit
+                }
+            }
+            internal var query: Operations.ListHighlights.Input.Query
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListHighlights.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListHighlights.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListHighlights.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.ListHighlights.Input.Path,
+                query: Operations.ListHighlights.Input.Query = .init(),
+                headers: Operations.ListHighlights.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/responses/200/content/json/highlights`.
+                        internal var highlights: [Components.Schemas.Highlight]
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - highlights:
+                        internal init(highlights: [Components.Schemas.Highlight]) {
+                            self.highlights = highlights
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case highlights
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/GET/responses/200/content/application\/json`.
+                    case json(Operations.ListHighlights.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.ListHighlights.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListHighlights.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListHighlights.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The cards.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/get(listHighlights)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListHighlights.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListHighlights.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/get(listHighlights)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/feed-settings`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed-settings/put(setFeedSettings)`.
+    internal enum SetFeedSettings {
+        internal static let id: Swift.String = "setFeedSettings"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.SetFeedSettings.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetFeedSettings.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetFeedSettings.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SetFeedSettings.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/requestBody/json/order`.
+                    internal enum OrderPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case viewers = "viewers"
+                        case started = "started"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/requestBody/json/order`.
+                    internal var order: Operations.SetFeedSettings.Input.Body.JsonPayload.OrderPayload
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - order:
+                    internal init(order: Operations.SetFeedSettings.Input.Body.JsonPayload.OrderPayload) {
+                        self.order = order
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case order
+                    }
+                    internal init(from decoder: any Swift.Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        self.order = try container.decode(
+                            Operations.SetFeedSettings.Input.Body.JsonPayload.OrderPayload.self,
+                            forKey: .order
+                        )
+                        try decoder.ensureNoAdditionalProperties(knownKeys: [
+                            "order"
+                        ])
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/requestBody/content/application\/json`.
+                case json(Operations.SetFeedSettings.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.SetFeedSettings.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SetFeedSettings.Input.Path,
+                headers: Operations.SetFeedSettings.Input.Headers = .init(),
+                body: Operations.SetFeedSettings.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/responses/200/content/json/tenant`.
+                        internal var tenant: Components.Schemas.Slug
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/responses/200/content/json/order`.
+                        internal enum OrderPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                            case viewers = "viewers"
+                            case started = "started"
+                        }
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/responses/200/content/json/order`.
+                        internal var order: Operations.SetFeedSettings.Output.Ok.Body.JsonPayload.OrderPayload
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - order:
+                        internal init(
+                            tenant: Components.Schemas.Slug,
+                            order: Operations.SetFeedSettings.Output.Ok.Body.JsonPayload.OrderPayload
+                        ) {
+                            self.tenant = tenant
+                            self.order = order
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case order
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed-settings/PUT/responses/200/content/application\/json`.
+                    case json(Operations.SetFeedSettings.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.SetFeedSettings.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SetFeedSettings.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SetFeedSettings.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Set.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed-settings/put(setFeedSettings)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SetFeedSettings.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SetFeedSettings.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed-settings/put(setFeedSettings)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Where the stream plays, from the packager that serves it.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/playback`.

@@ -97,6 +97,16 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/rotate-key`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/rotate-key/post(rotateStreamKey)`.
     func rotateStreamKey(_ input: Operations.RotateStreamKey.Input) async throws -> Operations.RotateStreamKey.Output
+    /// The stream's product cards, newest first (those of one show with `session`).
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/highlights`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/get(listHighlights)`.
+    func listHighlights(_ input: Operations.ListHighlights.Input) async throws -> Operations.ListHighlights.Output
+    /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/feed-settings`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed-settings/put(setFeedSettings)`.
+    func setFeedSettings(_ input: Operations.SetFeedSettings.Input) async throws -> Operations.SetFeedSettings.Output
     /// Where the stream plays, from the packager that serves it.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/playback`.
@@ -417,6 +427,36 @@ extension APIProtocol {
         body: Operations.RotateStreamKey.Input.Body
     ) async throws -> Operations.RotateStreamKey.Output {
         try await rotateStreamKey(Operations.RotateStreamKey.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The stream's product cards, newest first (those of one show with `session`).
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/highlights`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/get(listHighlights)`.
+    internal func listHighlights(
+        path: Operations.ListHighlights.Input.Path,
+        query: Operations.ListHighlights.Input.Query = .init(),
+        headers: Operations.ListHighlights.Input.Headers = .init()
+    ) async throws -> Operations.ListHighlights.Output {
+        try await listHighlights(Operations.ListHighlights.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/feed-settings`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed-settings/put(setFeedSettings)`.
+    internal func setFeedSettings(
+        path: Operations.SetFeedSettings.Input.Path,
+        headers: Operations.SetFeedSettings.Input.Headers = .init(),
+        body: Operations.SetFeedSettings.Input.Body
+    ) async throws -> Operations.SetFeedSettings.Output {
+        try await setFeedSettings(Operations.SetFeedSettings.Input(
             path: path,
             headers: headers,
             body: body

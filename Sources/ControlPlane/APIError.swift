@@ -112,14 +112,18 @@ struct APIError: Error, HTTPResponseError {
         }
     }
 
+    /// The keys down to where decoding failed, the missing one included.
+    private static func keys(_ error: DecodingError) -> [any CodingKey] {
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): context.codingPath
+        case .keyNotFound(let key, let context): context.codingPath + [key]
+        @unknown default: []
+        }
+    }
+
     /// The whole place where decoding failed (`rungs[0].shortSide`), nil when it is one key or none.
     private static func path(_ error: DecodingError) -> String? {
-        var keys: [any CodingKey]
-        switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): keys = context.codingPath
-        case .keyNotFound(let key, let context): keys = context.codingPath + [key]
-        @unknown default: return nil
-        }
+        var keys = keys(error)
         while let last = keys.last, last.intValue == nil, last.stringValue.isEmpty { keys.removeLast() }
         guard keys.count > 1, keys.first?.intValue == nil else { return nil }
         return keys.reduce("") { text, key in key.intValue.map { text + "[\($0)]" } ?? (text.isEmpty ? key.stringValue : text + "." + key.stringValue) }
@@ -127,12 +131,6 @@ struct APIError: Error, HTTPResponseError {
 
     /// The first named key where decoding failed (`scopes` for `scopes[2]`).
     private static func field(_ error: DecodingError) -> String? {
-        let path: [any CodingKey]
-        switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): path = context.codingPath
-        case .keyNotFound(let key, let context): path = context.codingPath + [key]
-        @unknown default: return nil
-        }
-        return path.first { $0.intValue == nil }?.stringValue
+        keys(error).first { $0.intValue == nil }?.stringValue
     }
 }

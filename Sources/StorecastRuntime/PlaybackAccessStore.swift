@@ -39,7 +39,6 @@ public struct PlaybackAccess: Sendable, Equatable {
 }
 
 public struct PlaybackAccessStore: Sendable {
-    public static let visibilities = ["public", "private"]
     /// Longest token lifetime the API issues: a day.
     public static let maximumTokenSeconds = 86_400
 

@@ -37,7 +37,7 @@ public enum TenantStore {
     }
 
     /// What an operator's `PATCH` of a tenant changes: its name and quotas; absent fields stay.
-    public struct Change: Sendable, Equatable, Decodable {
+    public struct Change: Sendable, Equatable {
         public var name: String?
         public var maxConcurrentStreams: Int?
         public var storageQuotaBytes: Int64?
@@ -52,21 +52,6 @@ public enum TenantStore {
             self.storageQuotaBytes = storageQuotaBytes
             self.maxSourceShortSide = maxSourceShortSide
             self.maxSourceFrameRate = maxSourceFrameRate
-        }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, maxConcurrentStreams, storageQuotaBytes, maxSourceShortSide, maxSourceFrameRate, maxRenditionShortSide
-        }
-
-        public init(from decoder: any Decoder) throws {
-            try StrictJSONFields.check(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            name = try c.decodeIfPresent(String.self, forKey: .name)
-            maxConcurrentStreams = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentStreams)
-            storageQuotaBytes = try c.decodeIfPresent(Int64.self, forKey: .storageQuotaBytes)
-            maxSourceShortSide = try c.decodeIfPresent(Int.self, forKey: .maxSourceShortSide)
-            maxSourceFrameRate = try c.decodeIfPresent(Double.self, forKey: .maxSourceFrameRate)
-            maxRenditionShortSide = try c.decodeIfPresent(Int.self, forKey: .maxRenditionShortSide)
         }
 
         /// The first field out of range, with what it must be; nil when every field is valid.

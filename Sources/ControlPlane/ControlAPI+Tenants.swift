@@ -11,6 +11,10 @@ extension ControlAPIHandlers {
         let body: Operations.CreateTenant.Input.Body.JsonPayload
         switch input.body { case .json(let json): body = json }
         guard Slug.isValid(body.slug) else { throw APIError.badRequest("slug must be \(Slug.rule)", field: "slug") }
+        // The generated decoder checks types, not ranges: the same rules as a PATCH.
+        if let (field, message) = TenantStore.Change(name: body.name, maxConcurrentStreams: body.maxConcurrentStreams).problem() {
+            throw APIError.badRequest(message, field: field)
+        }
         let id: Int64
         do {
             id = try await ControlAPI.guarded {

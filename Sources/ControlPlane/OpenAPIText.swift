@@ -64,8 +64,8 @@ paths:
               required: [slug]
               properties:
                 slug: {$ref: "#/components/schemas/Slug"}
-                name: {type: string, maxLength: 200}
-                maxConcurrentStreams: {type: integer, minimum: 0, maximum: 100000}
+                name: {type: string, minLength: 1, maxLength: 200, description: "The slug when absent."}
+                maxConcurrentStreams: {type: integer, minimum: 0, maximum: 100000, default: 10}
       responses:
         "201":
           description: Created.

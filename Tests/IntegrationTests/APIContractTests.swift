@@ -5,7 +5,9 @@ import Testing
 /// schemas/openapi.yaml is the control API's contract (issue 16): the routes the API registers
 /// and the document's operations match, with the same access, read by a real YAML parser; the
 /// API serves the document and a docs page; and Schemathesis, from PyPI, fuzzes the running API
-/// from the document and finds no 5xx and no answer the document does not allow.
+/// from the document and finds no 5xx, no answer the document does not allow, and no request
+/// the document refuses taken (its `negative_data_rejection`: the generated decoders check
+/// types, not ranges or lengths, so each handler must).
 @Suite(.serialized) struct APIContractTests {
     static let document = TestEnvironment.repositoryRoot.appendingPathComponent("schemas/openapi.yaml").path
     static let checker = TestEnvironment.repositoryRoot.appendingPathComponent("schemas/check_openapi.py").path
@@ -61,7 +63,7 @@ import Testing
         let schemathesis = try TestEnvironment.testTool("venv/bin/schemathesis")
         let (status, output) = try await ServiceProcess.run(schemathesis, [
             "run", Self.document, "--url", api.base, "--header", "Authorization: Bearer \(TestEnvironment.adminToken)",
-            "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
+            "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,negative_data_rejection",
             "--phases", "examples,coverage,fuzzing", "--max-examples", "20", "--workers", "2", "--request-timeout", "10",
             "--warnings", "off", "--no-color",
             // Server-Sent Events stay open: tested in a browser instead (EventStreamTests).

@@ -332,6 +332,11 @@ import Testing
             ("PATCH", t, #"{"name":null}"#, nil, 400, #""field":"name""#),
             ("PATCH", t, #"{"name":"Mine"}"#, key.text, 403, "operator"),
             ("PATCH", "/v1/tenants/ghost", #"{"name":"x"}"#, nil, 404, "no tenant ghost"),
+            // A new tenant is held to the same ranges (the generated decoder checks types only).
+            ("POST", "/v1/tenants", #"{"slug":"big","maxConcurrentStreams":100001}"#, nil, 400, #""field":"maxConcurrentStreams""#),
+            ("POST", "/v1/tenants", #"{"slug":"big","name":""}"#, nil, 400, #""field":"name""#),
+            ("POST", "/v1/tenants", #"{"slug":"big","name":"\#(String(repeating: "n", count: 201))"}"#, nil, 400, #""field":"name""#),
+            ("GET", "/v1/tenants/big", nil, nil, 404, "no tenant big"),
             ("DELETE", t, nil, key.text, 403, "operator"),
             ("DELETE", t, nil, nil, 409, "1 of its streams are live"),
             ("POST", "\(t)/suspend", nil, nil, 200, #""suspendedAt":"#),

@@ -3,5 +3,5 @@
 /// schemas/openapi.yaml).
 enum GeneratedFrom {
     static let generator = "swift-openapi-generator 1.14.3"
-    static let documentSHA256 = "96c3695f47dcf7291951ec0f118f7dd961536d23737c71246cfa05c9d476e758"
+    static let documentSHA256 = "8eb62e5695d80a50ae9d754d2d0723b05a3bf3d04c099eb9fba01cd127e37201"
 }

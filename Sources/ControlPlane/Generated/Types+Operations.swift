@@ -174,6 +174,8 @@ internal enum Operations {
                 internal struct JsonPayload: Codable, Hashable, Sendable {
                     /// - Remark: Generated from `#/paths/v1/tenants/POST/requestBody/json/slug`.
                     internal var slug: Components.Schemas.Slug
+                    /// The slug when absent.
+                    ///
                     /// - Remark: Generated from `#/paths/v1/tenants/POST/requestBody/json/name`.
                     internal var name: Swift.String?
                     /// - Remark: Generated from `#/paths/v1/tenants/POST/requestBody/json/maxConcurrentStreams`.
@@ -182,7 +184,7 @@ internal enum Operations {
                     ///
                     /// - Parameters:
                     ///   - slug:
-                    ///   - name:
+                    ///   - name: The slug when absent.
                     ///   - maxConcurrentStreams:
                     internal init(
                         slug: Components.Schemas.Slug,

@@ -62,7 +62,6 @@ public enum ControlAPI {
         webhookRoutes(book, catalog: catalog)
         handlers.thumbnailRoute(book)
         eventRoutes(book, catalog: catalog, feed: feed)
-        highlightRoutes(book, catalog: catalog)
         feedRoutes(book, catalog: catalog, playbackBaseURL: playbackBaseURL)
         return (router, book.routes)
     }
@@ -89,11 +88,11 @@ public enum ControlAPI {
         }
     }
 
-    /// The body as `T`; `limit` caps it below the API's `maximumBodyBytes` (413 over it).
-    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: APIRequestContext, limit: Int = maximumBodyBytes) async throws -> T {
+    /// The body as `T`, within the API's `maximumBodyBytes` (413 over it).
+    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: APIRequestContext) async throws -> T {
         let buffer: ByteBuffer
-        do { buffer = try await request.body.collect(upTo: min(limit, maximumBodyBytes)) } catch {
-            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(min(limit, maximumBodyBytes)) bytes here.")
+        do { buffer = try await request.body.collect(upTo: maximumBodyBytes) } catch {
+            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(maximumBodyBytes) bytes here.")
         }
         do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch let problem as JSONFieldProblem {
             throw APIError.badRequest(problem.message, field: problem.field)

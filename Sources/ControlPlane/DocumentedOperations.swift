@@ -6,7 +6,8 @@ import OpenAPIRuntime
 
 /// The transport that operations generated from schemas/openapi.yaml (swift-openapi-generator)
 /// register on: each goes to swift-openapi-hummingbird's router transport behind
-/// ``OperationAccess`` with the access its `x-storecast-access` states, and into the
+/// ``OperationAccess`` with the access its `x-storecast-access` states (and the body cap its
+/// `x-storecast-body-limit` sets, where it has one), and into the
 /// ``RouteBook``'s list that the isolation test walks. An operation the document gives no
 /// access refuses to register, so the API does not start with a route nobody guards.
 struct DocumentedOperations: ServerTransport {
@@ -22,20 +23,24 @@ struct DocumentedOperations: ServerTransport {
     let book: RouteBook
     /// `x-storecast-access` by "METHOD /path" as the document writes them.
     let access: [String: RouteAccess]
+    /// `x-storecast-body-limit`, for the operations that set one.
+    let bodyLimits: [String: Int]
 
     init(book: RouteBook, document: String = OpenAPIDocument.yaml) {
         self.book = book
-        var access: [String: RouteAccess] = [:]
+        var access: [String: RouteAccess] = [:], bodyLimits: [String: Int] = [:]
         for operation in OpenAPIDocument.operations(document) {
             access["\(operation.method) \(operation.path)"] = RouteAccess(name: operation.access)
+            bodyLimits["\(operation.method) \(operation.path)"] = operation.bodyLimit
         }
         self.access = access
+        self.bodyLimits = bodyLimits
     }
 
     func register(_ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
                   method: HTTPRequest.Method, path: String) throws {
         guard let access = access["\(method.rawValue) \(path)"] else { throw Refusal.noAccess(method, path) }
-        book.documented(method, path, access).register({ request, body, metadata in
+        book.documented(method, path, access, bodyLimit: bodyLimits["\(method.rawValue) \(path)"]).register({ request, body, metadata in
             let (request, body) = try await Self.asJSON(request, body)
             return try await handler(request, body, metadata)
         }, method: method, path: path)

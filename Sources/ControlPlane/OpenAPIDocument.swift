@@ -9,6 +9,9 @@ public enum OpenAPIDocument {
     /// One operation as the docs page lists it.
     struct Operation: Equatable {
         var method: String, path: String, summary: String, access: String
+        /// Its own cap on request bodies, bytes (`x-storecast-body-limit`), where it is below the
+        /// API's ``ControlAPI/maximumBodyBytes``.
+        var bodyLimit: Int? = nil
     }
 
     /// The document's operations, read off its layout (paths at two spaces, methods at four,
@@ -25,6 +28,8 @@ public enum OpenAPIDocument {
                 operations[operations.count - 1].summary = String(line.dropFirst(15))
             } else if line.hasPrefix("      x-storecast-access: "), !operations.isEmpty {
                 operations[operations.count - 1].access = String(line.dropFirst(26))
+            } else if line.hasPrefix("      x-storecast-body-limit: "), !operations.isEmpty {
+                operations[operations.count - 1].bodyLimit = Int(line.dropFirst(30))
             } else if line.hasPrefix("components:") {
                 break
             }

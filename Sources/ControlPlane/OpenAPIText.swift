@@ -557,6 +557,7 @@ paths:
         END-ON-NEXT), where hls.js (enableDateRangeMetadataCues) and Safari turn it into a metadata cue.
         At most 5 a second per stream (429 with Retry-After) and 1 KiB per request (413).
       x-storecast-access: tenant:highlights
+      x-storecast-body-limit: 1024
       requestBody:
         required: true
         content:

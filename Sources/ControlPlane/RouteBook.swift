@@ -48,8 +48,8 @@ final class RouteBook {
     }
 
     /// Where a generated operation registers (`path` as the document writes it, from the root).
-    func documented(_ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess) -> RouterGroup<APIRequestContext> {
+    func documented(_ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess, bodyLimit: Int? = nil) -> RouterGroup<APIRequestContext> {
         routes.append(APIRoute(method: method, path: path.replacing(/\{([^}]+)\}/) { ":\($0.1)" }, access: access))
-        return documentedRoot.group().add(middleware: OperationAccess(access: access))
+        return documentedRoot.group().add(middleware: OperationAccess(access: access, bodyLimit: min(bodyLimit ?? ControlAPI.maximumBodyBytes, ControlAPI.maximumBodyBytes)))
     }
 }

@@ -7,8 +7,6 @@ import PostgresClient
 public enum HighlightStore {
     /// Cards a show may get per second, as IVS allows timed metadata.
     public static let perSecond = 5
-    /// The largest request body, bytes.
-    public static let maximumBodyBytes = 1024
 
     public struct Highlight: Sendable, Codable, Equatable {
         public var id: Int64
@@ -30,7 +28,7 @@ public enum HighlightStore {
     }
 
     /// What a `POST …/highlights` carries.
-    public struct Draft: Sendable, Equatable, Decodable {
+    public struct Draft: Sendable, Equatable {
         public var productId: String
         public var title: String
         public var price: String?
@@ -39,20 +37,14 @@ public enum HighlightStore {
         public var link: String?
         public var durationSeconds: Double?
 
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case productId, title, price, currency, imageUrl, link, durationSeconds
-        }
-
-        public init(from decoder: any Decoder) throws {
-            try StrictJSONFields.check(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            productId = try c.decode(String.self, forKey: .productId)
-            title = try c.decode(String.self, forKey: .title)
-            price = try c.decodeIfPresent(String.self, forKey: .price)
-            currency = try c.decodeIfPresent(String.self, forKey: .currency)
-            imageUrl = try c.decodeIfPresent(String.self, forKey: .imageUrl)
-            link = try c.decodeIfPresent(String.self, forKey: .link)
-            durationSeconds = try c.decodeIfPresent(Double.self, forKey: .durationSeconds)
+        public init(productId: String, title: String, price: String? = nil, currency: String? = nil, imageUrl: String? = nil, link: String? = nil, durationSeconds: Double? = nil) {
+            self.productId = productId
+            self.title = title
+            self.price = price
+            self.currency = currency
+            self.imageUrl = imageUrl
+            self.link = link
+            self.durationSeconds = durationSeconds
         }
 
         /// The first field a player could not be given as it is, with what it must be; nil when

@@ -24,4 +24,25 @@ import Testing
             #expect(page.contains("<code>\(documented)</code>"), "\(route) is on /docs")
         }
     }
+
+    /// An operation's own body cap, below the API's 64 KiB, as the document sets it: only a
+    /// card's post (1 KiB, as IVS caps timed metadata); a value that is not a number is none.
+    @Test func bodyLimitsComeFromTheDocument() {
+        let limits = OpenAPIDocument.operations().filter { $0.bodyLimit != nil }.map { "\($0.method) \($0.path) \($0.bodyLimit!)" }
+        #expect(limits == ["POST /v1/tenants/{tenant}/streams/{stream}/highlights 1024"], "\(limits)")
+        let text = """
+          /v1/x:
+            post:
+              summary: X.
+              x-storecast-access: operator
+              x-storecast-body-limit: 100
+          /v1/y:
+            post:
+              summary: Y.
+              x-storecast-access: operator
+              x-storecast-body-limit: lots
+        components:
+        """
+        #expect(OpenAPIDocument.operations(text).map(\.bodyLimit) == [100, nil])
+    }
 }

@@ -3,5 +3,5 @@
 /// schemas/openapi.yaml).
 enum GeneratedFrom {
     static let generator = "swift-openapi-generator 1.14.3"
-    static let documentSHA256 = "8eb62e5695d80a50ae9d754d2d0723b05a3bf3d04c099eb9fba01cd127e37201"
+    static let documentSHA256 = "9cfc8480ccb55f6cfad1de892fd71db90c02437afdd656ad99443f4dd833a578"
 }

@@ -235,6 +235,17 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.postHighlight(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .post,
+            path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams/{stream}/highlights")
+        )
+        try transport.register(
+            {
                 try await server.setFeedSettings(
                     request: $0,
                     body: $1,
@@ -1908,6 +1919,112 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                 case let .ok(value):
                     suppressUnusedWarning(value)
                     var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// Show a product card on the live show, in step with its video.
+    ///
+    /// The card starts at the moment the API received it: the program date-time of the frame that
+    /// was live then. The stream's packager writes it into every rendition's media playlists as an
+    /// `EXT-X-DATERANGE` (CLASS `com.storecast.highlight`, the fields as `X-` attributes, DURATION or
+    /// END-ON-NEXT), where hls.js (enableDateRangeMetadataCues) and Safari turn it into a metadata cue.
+    /// At most 5 a second per stream (429 with Retry-After) and 1 KiB per request (413).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/highlights`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/post(postHighlight)`.
+    func postHighlight(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.PostHighlight.id,
+            using: {
+                APIHandler.postHighlight($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.PostHighlight.Input.Path = .init(
+                    tenant: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "tenant",
+                        as: Components.Parameters.Tenant.self
+                    ),
+                    stream: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "stream",
+                        as: Components.Parameters.Stream.self
+                    )
+                )
+                let headers: Operations.PostHighlight.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                let contentType = converter.extractContentTypeIfPresent(in: request.headerFields)
+                let body: Operations.PostHighlight.Input.Body
+                let chosenContentType = try converter.bestContentType(
+                    received: contentType,
+                    options: [
+                        "application/json"
+                    ]
+                )
+                switch chosenContentType {
+                case "application/json":
+                    body = try await converter.getRequiredRequestBodyAsJSON(
+                        Operations.PostHighlight.Input.Body.JsonPayload.self,
+                        from: requestBody,
+                        transforming: { value in
+                            .json(value)
+                        }
+                    )
+                default:
+                    preconditionFailure("bestContentType chose an invalid content type.")
+                }
+                return Operations.PostHighlight.Input(
+                    path: path,
+                    headers: headers,
+                    body: body
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .created(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 201)
                     suppressMutabilityWarning(&response)
                     let body: OpenAPIRuntime.HTTPBody
                     switch value.body {

@@ -3547,6 +3547,279 @@ internal enum Operations {
             }
         }
     }
+    /// Show a product card on the live show, in step with its video.
+    ///
+    /// The card starts at the moment the API received it: the program date-time of the frame that
+    /// was live then. The stream's packager writes it into every rendition's media playlists as an
+    /// `EXT-X-DATERANGE` (CLASS `com.storecast.highlight`, the fields as `X-` attributes, DURATION or
+    /// END-ON-NEXT), where hls.js (enableDateRangeMetadataCues) and Safari turn it into a metadata cue.
+    /// At most 5 a second per stream (429 with Retry-After) and 1 KiB per request (413).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/highlights`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/post(postHighlight)`.
+    internal enum PostHighlight {
+        internal static let id: Swift.String = "postHighlight"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.PostHighlight.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostHighlight.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostHighlight.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.PostHighlight.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody/json/productId`.
+                    internal var productId: Swift.String
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody/json/title`.
+                    internal var title: Swift.String
+                    /// A decimal number as a string, such as "19.99"; needs currency.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody/json/price`.
+                    internal var price: Swift.String?
+                    /// ISO 4217.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody/json/currency`.
+                    internal var currency: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody/json/imageUrl`.
+                    internal var imageUrl: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody/json/link`.
+                    internal var link: Swift.String?
+                    /// How long the card shows; without it, until the show's next card.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody/json/durationSeconds`.
+                    internal var durationSeconds: Swift.Double?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - productId:
+                    ///   - title:
+                    ///   - price: A decimal number as a string, such as "19.99"; needs currency.
+                    ///   - currency: ISO 4217.
+                    ///   - imageUrl:
+                    ///   - link:
+                    ///   - durationSeconds: How long the card shows; without it, until the show's next card.
+                    internal init(
+                        productId: Swift.String,
+                        title: Swift.String,
+                        price: Swift.String? = nil,
+                        currency: Swift.String? = nil,
+                        imageUrl: Swift.String? = nil,
+                        link: Swift.String? = nil,
+                        durationSeconds: Swift.Double? = nil
+                    ) {
+                        self.productId = productId
+                        self.title = title
+                        self.price = price
+                        self.currency = currency
+                        self.imageUrl = imageUrl
+                        self.link = link
+                        self.durationSeconds = durationSeconds
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case productId
+                        case title
+                        case price
+                        case currency
+                        case imageUrl
+                        case link
+                        case durationSeconds
+                    }
+                    internal init(from decoder: any Swift.Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        self.productId = try container.decode(
+                            Swift.String.self,
+                            forKey: .productId
+                        )
+                        self.title = try container.decode(
+                            Swift.String.self,
+                            forKey: .title
+                        )
+                        self.price = try container.decodeIfPresent(
+                            Swift.String.self,
+                            forKey: .price
+                        )
+                        self.currency = try container.decodeIfPresent(
+                            Swift.String.self,
+                            forKey: .currency
+                        )
+                        self.imageUrl = try container.decodeIfPresent(
+                            Swift.String.self,
+                            forKey: .imageUrl
+                        )
+                        self.link = try container.decodeIfPresent(
+                            Swift.String.self,
+                            forKey: .link
+                        )
+                        self.durationSeconds = try container.decodeIfPresent(
+                            Swift.Double.self,
+                            forKey: .durationSeconds
+                        )
+                        try decoder.ensureNoAdditionalProperties(knownKeys: [
+                            "productId",
+                            "title",
+                            "price",
+                            "currency",
+                            "imageUrl",
+                            "link",
+                            "durationSeconds"
+                        ])
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/requestBody/content/application\/json`.
+                case json(Operations.PostHighlight.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.PostHighlight.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.PostHighlight.Input.Path,
+                headers: Operations.PostHighlight.Input.Headers = .init(),
+                body: Operations.PostHighlight.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/highlights/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.Highlight)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Highlight {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.PostHighlight.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.PostHighlight.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// Posted; on the players within a part.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/post(postHighlight)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.PostHighlight.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.PostHighlight.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/post(postHighlight)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
     ///
     /// - Remark: HTTP `PUT /v1/tenants/{tenant}/feed-settings`.

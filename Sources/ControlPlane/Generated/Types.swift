@@ -102,6 +102,18 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/highlights`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/get(listHighlights)`.
     func listHighlights(_ input: Operations.ListHighlights.Input) async throws -> Operations.ListHighlights.Output
+    /// Show a product card on the live show, in step with its video.
+    ///
+    /// The card starts at the moment the API received it: the program date-time of the frame that
+    /// was live then. The stream's packager writes it into every rendition's media playlists as an
+    /// `EXT-X-DATERANGE` (CLASS `com.storecast.highlight`, the fields as `X-` attributes, DURATION or
+    /// END-ON-NEXT), where hls.js (enableDateRangeMetadataCues) and Safari turn it into a metadata cue.
+    /// At most 5 a second per stream (429 with Retry-After) and 1 KiB per request (413).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/highlights`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/post(postHighlight)`.
+    func postHighlight(_ input: Operations.PostHighlight.Input) async throws -> Operations.PostHighlight.Output
     /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
     ///
     /// - Remark: HTTP `PUT /v1/tenants/{tenant}/feed-settings`.
@@ -445,6 +457,28 @@ extension APIProtocol {
             path: path,
             query: query,
             headers: headers
+        ))
+    }
+    /// Show a product card on the live show, in step with its video.
+    ///
+    /// The card starts at the moment the API received it: the program date-time of the frame that
+    /// was live then. The stream's packager writes it into every rendition's media playlists as an
+    /// `EXT-X-DATERANGE` (CLASS `com.storecast.highlight`, the fields as `X-` attributes, DURATION or
+    /// END-ON-NEXT), where hls.js (enableDateRangeMetadataCues) and Safari turn it into a metadata cue.
+    /// At most 5 a second per stream (429 with Retry-After) and 1 KiB per request (413).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/highlights`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/post(postHighlight)`.
+    internal func postHighlight(
+        path: Operations.PostHighlight.Input.Path,
+        headers: Operations.PostHighlight.Input.Headers = .init(),
+        body: Operations.PostHighlight.Input.Body
+    ) async throws -> Operations.PostHighlight.Output {
+        try await postHighlight(Operations.PostHighlight.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.

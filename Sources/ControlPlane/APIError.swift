@@ -93,13 +93,24 @@ struct APIError: Error, HTTPResponseError {
         }
     }
 
-    /// A query item's enum that failed: its decoder names no key, only the generated type
-    /// (`CurrentPayload` for `current`), which is taken when the request has that item.
+    /// A query item's enum that failed: its decoder names no key, only the generated type and
+    /// the value. The item is the one the request gives that value; failing that, the one the
+    /// type is named after (`CurrentPayload` for `current`; a shared parameter's type is named
+    /// after its component, `FeedOrder` for `order`, so the value finds it).
     private static func queryItem(_ error: DecodingError, in request: HTTPRequest) -> String? {
-        guard case .dataCorrupted(let context) = error, let type = context.debugDescription.firstMatch(of: #/initialize (\w+)Payload /#)?.1,
+        guard case .dataCorrupted(let context) = error, let type = context.debugDescription.firstMatch(of: #/initialize (\w+?)(?:Payload)? from/#)?.1,
               let first = type.first, let query = request.path?.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
+        let items = query.split(separator: "&").map { item in
+            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (name: String(pair[0]).removingPercentEncoding ?? String(pair[0]),
+                    value: pair.count > 1 ? (String(pair[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(pair[1])) : "")
+        }
+        if let value = context.debugDescription.firstMatch(of: #/invalid String value (.*)$/#)?.1 {
+            let named = Set(items.filter { $0.value == value }.map(\.name))
+            if named.count == 1 { return named.first }
+        }
         let name = first.lowercased() + type.dropFirst()
-        return query.split(separator: "&").contains { $0.hasPrefix(name + "=") } ? name : nil
+        return items.contains { $0.name == name } ? name : nil
     }
 
     private static func kind(_ type: Any.Type) -> String {

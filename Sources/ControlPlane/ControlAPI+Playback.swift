@@ -60,15 +60,10 @@ extension ControlAPIHandlers {
     }
 
     /// A stream's latest preview still: the packager serves it; the API sends callers there.
-    func thumbnailRoute(_ book: RouteBook) {
-        book.on(.get, "tenants/:tenant/streams/:stream/thumbnail", .tenant(.streamsRead)) { _, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let (_, base) = try await origin(tenant, stream)
-            var headers = HTTPFields()
-            headers[.location] = "\(base)/live/\(tenant)/\(stream)/thumbnail.jpg"
-            headers[.cacheControl] = "max-age=2"
-            return Response(status: .found, headers: headers)
-        }
+    func getThumbnail(_ input: Operations.GetThumbnail.Input) async throws -> Operations.GetThumbnail.Output {
+        let (tenant, stream) = (input.path.tenant, input.path.stream)
+        let (_, base) = try await origin(tenant, stream)
+        return .found(.init(headers: .init(location: "\(base)/live/\(tenant)/\(stream)/thumbnail.jpg", cacheControl: "max-age=2")))
     }
 
     var playbackAccess: PlaybackAccessStore { PlaybackAccessStore(database: catalog.database) }

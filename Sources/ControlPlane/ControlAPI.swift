@@ -42,7 +42,7 @@ public enum ControlAPI {
         let v1 = router.group("v1")
         let authenticator = APIAuthenticator(adminToken: adminToken, database: catalog.database, failures: .init(), trustedProxies: trustedProxies, logger: logger)
         v1.add(middleware: authenticator)
-        let book = RouteBook(v1, open: open, documented: router.group().add(middleware: authenticator))
+        let book = RouteBook(v1, open: open, documented: router.group().add(middleware: authenticator), documentedOpen: router.group())
         // A stream's own ladder profile, or null for the tenant's default (hand-written: the
         // document's oneOf with null has no plain generated type).
         let profiles = LadderProfileStore(database: catalog.database)
@@ -54,15 +54,13 @@ public enum ControlAPI {
         }
         let handlers = ControlAPIHandlers(catalog: catalog, webhooks: webhooks, playbackBaseURL: playbackBaseURL, rtmpBaseURL: rtmpBaseURL)
         do {
-            try handlers.registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration)
+            try handlers.registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration, middlewares: [PlainHeaderValues()])
         } catch {
             preconditionFailure("the control API cannot start: \(error)")  // the document lacks an operation's access (tests catch it first)
         }
         streamRoutes(book, catalog: catalog)
         webhookRoutes(book, catalog: catalog)
-        handlers.thumbnailRoute(book)
         eventRoutes(book, catalog: catalog, feed: feed)
-        feedRoutes(book, catalog: catalog, playbackBaseURL: playbackBaseURL)
         return (router, book.routes)
     }
 

@@ -615,7 +615,8 @@ paths:
         "200":
           description: Its live shows, pinned first, then by viewers or start time.
           headers:
-            Cache-Control: {schema: {type: string}, description: "public, max-age=5"}
+            Cache-Control: {schema: {type: string}, required: true, description: "public, max-age=5"}
+            Access-Control-Allow-Origin: {schema: {type: string}, required: true, description: "* - any shop's page may read it."}
           content:
             application/json:
               schema: {$ref: "#/components/schemas/Feed"}
@@ -633,6 +634,8 @@ paths:
       responses:
         "200":
           description: Its live shows, private ones included.
+          headers:
+            Cache-Control: {schema: {type: string}, required: true, description: "private, no-store - it holds signed URLs."}
           content:
             application/json:
               schema: {$ref: "#/components/schemas/Feed"}

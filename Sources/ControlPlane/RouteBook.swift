@@ -27,12 +27,16 @@ final class RouteBook {
     private let open: RouterGroup<APIRequestContext>
     /// The root behind the bearer check, for operations generated with their /v1 paths.
     private let documentedRoot: RouterGroup<APIRequestContext>
+    /// The root without it, for generated public operations (the shoppers' feed).
+    private let documentedOpen: RouterGroup<APIRequestContext>
     private(set) var routes: [APIRoute] = []
 
-    init(_ group: RouterGroup<APIRequestContext>, open: RouterGroup<APIRequestContext>, documented: RouterGroup<APIRequestContext>) {
+    init(_ group: RouterGroup<APIRequestContext>, open: RouterGroup<APIRequestContext>, documented: RouterGroup<APIRequestContext>,
+         documentedOpen: RouterGroup<APIRequestContext>) {
         self.group = group
         self.open = open
         self.documentedRoot = documented
+        self.documentedOpen = documentedOpen
     }
 
     /// A route anyone may call for a public stream; its handler checks a private one's token.
@@ -50,6 +54,7 @@ final class RouteBook {
     /// Where a generated operation registers (`path` as the document writes it, from the root).
     func documented(_ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess, bodyLimit: Int? = nil) -> RouterGroup<APIRequestContext> {
         routes.append(APIRoute(method: method, path: path.replacing(/\{([^}]+)\}/) { ":\($0.1)" }, access: access))
-        return documentedRoot.group().add(middleware: OperationAccess(access: access, bodyLimit: min(bodyLimit ?? ControlAPI.maximumBodyBytes, ControlAPI.maximumBodyBytes)))
+        let root = access == .publicStream ? documentedOpen : documentedRoot
+        return root.group().add(middleware: OperationAccess(access: access, bodyLimit: min(bodyLimit ?? ControlAPI.maximumBodyBytes, ControlAPI.maximumBodyBytes)))
     }
 }

@@ -65,7 +65,7 @@ import Testing
             components:
             """
         let router = Router(context: APIRequestContext.self)
-        let book = RouteBook(router.group("v1"), open: router.group("v1"), documented: router.group())
+        let book = RouteBook(router.group("v1"), open: router.group("v1"), documented: router.group(), documentedOpen: router.group())
         let transport = DocumentedOperations(book: book, document: document)
         #expect(transport.access.isEmpty)
         #expect(throws: DocumentedOperations.Refusal.self) {
@@ -108,6 +108,13 @@ import Testing
         #expect(APIError.from(leases).field == "current")
         leases.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/leases?limit=5")
         #expect(APIError.from(leases).field == nil && APIError.from(leases).message.hasPrefix("a parameter or the body has a value"))
+        // A shared parameter's type is named after its component (FeedOrder for order): the value finds it.
+        let order = DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "Cannot initialize FeedOrder from invalid String value random"))
+        var feed = Self.serverError(order, input: nil, status: .badRequest)
+        feed.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/feed/shop?limit=5&order=random")
+        #expect(APIError.from(feed).field == "order")
+        feed.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/feed/shop?order=random&sort=random")
+        #expect(APIError.from(feed).field == nil, "two items with that value: neither is named")
         // The handler's own refusal passes through unchanged.
         let own = APIError.from(Self.serverError(APIError.conflict("taken"), input: "input", status: .internalServerError))
         #expect(own.status == .conflict && own.message == "taken")
@@ -129,5 +136,44 @@ import Testing
         let unavailable = Self.serverError(APIError.unavailable, input: "input", status: .internalServerError)
         #expect(APIErrorMiddleware.logged(unavailable, answer: APIError.from(unavailable), method: "POST", path: "/") == nil)
         #expect(APIErrorMiddleware.logged(Unexpected(), answer: APIError.from(Unexpected()), method: "GET", path: "/")?["error"] == "Unexpected()")
+    }
+
+    /// What generated code writes for a header (apple/swift-openapi-generator#857) against what
+    /// the handler set, which goes out.
+    static let headerValues: [(written: String, sent: String)] = [
+        ("http%3A%2F%2F127.0.0.1%3A8088%2Flive%2Fshop%2Flive%2Fthumbnail.jpg", "http://127.0.0.1:8088/live/shop/live/thumbnail.jpg"),
+        ("public%2C%20max-age%3D5", "public, max-age=5"),
+        ("max-age%3D2", "max-age=2"),
+        ("%2A", "*"),
+        ("*", "*"),
+        // A % the handler set was escaped too, so it comes back as it was.
+        ("https%3A%2F%2Fcdn.example%2Fa%2520b.jpg", "https://cdn.example/a%20b.jpg"),
+        // Not a percent encoding: left as it is.
+        ("100%", "100%"),
+    ]
+
+    @Test(arguments: headerValues) func generatedHeaderValuesGoOutAsTheHandlerSetThem(_ row: (written: String, sent: String)) throws {
+        var fields = HTTPFields()
+        fields[.location] = row.written
+        fields[.contentType] = "application/json; charset=utf-8"
+        fields[.init("X-Other")!] = "a%2Cb"
+        let plain = PlainHeaderValues.plain(fields)
+        #expect(plain[.location] == row.sent)
+        #expect(plain[.contentType] == "application/json; charset=utf-8")
+        #expect(plain[.init("X-Other")!] == "a%2Cb", "a header the document does not declare is left alone")
+    }
+
+    /// ``PlainHeaderValues/declared`` is every response header the document declares: one added
+    /// there and not here would go out percent-encoded.
+    @Test func everyResponseHeaderTheDocumentDeclaresIsDecoded() throws {
+        var inHeaders = false, names: Set<String> = []
+        for line in OpenAPIDocument.yaml.split(separator: "\n") {
+            let indent = line.prefix { $0 == " " }.count
+            if line.trimmingCharacters(in: .whitespaces) == "headers:" { inHeaders = true; continue }
+            if inHeaders, indent == 12, let name = line.split(separator: ":").first { names.insert(name.trimmingCharacters(in: .whitespaces).lowercased()); continue }
+            if indent < 12 { inHeaders = false }
+        }
+        #expect(names.count >= 3, "\(names)")
+        #expect(names == Set(PlainHeaderValues.declared.map { $0.canonicalName }), "\(names)")
     }
 }

@@ -3,5 +3,5 @@
 /// schemas/openapi.yaml).
 enum GeneratedFrom {
     static let generator = "swift-openapi-generator 1.14.3"
-    static let documentSHA256 = "9cfc8480ccb55f6cfad1de892fd71db90c02437afdd656ad99443f4dd833a578"
+    static let documentSHA256 = "f9fbba056c43be1cbc9f9e0588384678db7144681e1546a0fc9fed82880d6a52"
 }

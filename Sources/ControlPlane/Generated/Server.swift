@@ -246,6 +246,28 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.getFeed(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/feed/{tenant}")
+        )
+        try transport.register(
+            {
+                try await server.getSignedFeed(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/feed")
+        )
+        try transport.register(
+            {
                 try await server.setFeedSettings(
                     request: $0,
                     body: $1,
@@ -265,6 +287,17 @@ extension APIProtocol {
             },
             method: .get,
             path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams/{stream}/playback")
+        )
+        try transport.register(
+            {
+                try await server.getThumbnail(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams/{stream}/thumbnail")
         )
         try transport.register(
             {
@@ -2062,6 +2095,197 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
             }
         )
     }
+    /// The tenant's stories feed of public live shows, for shoppers (no credentials; any origin; cacheable 5 s).
+    ///
+    /// - Remark: HTTP `GET /v1/feed/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/feed/{tenant}/get(getFeed)`.
+    func getFeed(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.GetFeed.id,
+            using: {
+                APIHandler.getFeed($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.GetFeed.Input.Path = .init(tenant: try converter.getPathParameterAsURI(
+                    in: metadata.pathParameters,
+                    name: "tenant",
+                    as: Components.Parameters.Tenant.self
+                ))
+                let query: Operations.GetFeed.Input.Query = .init(
+                    order: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "order",
+                        as: Components.Parameters.FeedOrder.self
+                    ),
+                    limit: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "limit",
+                        as: Components.Parameters.FeedLimit.self
+                    )
+                )
+                let headers: Operations.GetFeed.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.GetFeed.Input(
+                    path: path,
+                    query: query,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Cache-Control",
+                        value: value.headers.cacheControl
+                    )
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Access-Control-Allow-Origin",
+                        value: value.headers.accessControlAllowOrigin
+                    )
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// The stories feed with private shows too, their URLs signed for an hour, for the tenant's back end to pass to signed-in shoppers.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/feed`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed/get(getSignedFeed)`.
+    func getSignedFeed(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.GetSignedFeed.id,
+            using: {
+                APIHandler.getSignedFeed($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.GetSignedFeed.Input.Path = .init(tenant: try converter.getPathParameterAsURI(
+                    in: metadata.pathParameters,
+                    name: "tenant",
+                    as: Components.Parameters.Tenant.self
+                ))
+                let query: Operations.GetSignedFeed.Input.Query = .init(
+                    order: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "order",
+                        as: Components.Parameters.FeedOrder.self
+                    ),
+                    limit: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "limit",
+                        as: Components.Parameters.FeedLimit.self
+                    )
+                )
+                let headers: Operations.GetSignedFeed.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.GetSignedFeed.Input(
+                    path: path,
+                    query: query,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Cache-Control",
+                        value: value.headers.cacheControl
+                    )
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
     /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
     ///
     /// - Remark: HTTP `PUT /v1/tenants/{tenant}/feed-settings`.
@@ -2210,6 +2434,81 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                         )
                     }
                     return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// The stream's latest preview still (a redirect to its packager).
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/thumbnail`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/thumbnail/get(getThumbnail)`.
+    func getThumbnail(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.GetThumbnail.id,
+            using: {
+                APIHandler.getThumbnail($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.GetThumbnail.Input.Path = .init(
+                    tenant: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "tenant",
+                        as: Components.Parameters.Tenant.self
+                    ),
+                    stream: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "stream",
+                        as: Components.Parameters.Stream.self
+                    )
+                )
+                let headers: Operations.GetThumbnail.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.GetThumbnail.Input(
+                    path: path,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .found(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 302)
+                    suppressMutabilityWarning(&response)
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Location",
+                        value: value.headers.location
+                    )
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Cache-Control",
+                        value: value.headers.cacheControl
+                    )
+                    return (response, nil)
                 case let .`default`(statusCode, value):
                     suppressUnusedWarning(value)
                     var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)

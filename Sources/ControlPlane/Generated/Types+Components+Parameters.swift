@@ -14,6 +14,15 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/stream`.
         internal typealias Stream = Swift.String
+        /// Overrides the tenant's order (feed-settings) after the pinned shows.
+        ///
+        /// - Remark: Generated from `#/components/parameters/feedOrder`.
+        internal enum FeedOrder: String, Codable, Hashable, Sendable, CaseIterable {
+            case viewers = "viewers"
+            case started = "started"
+        }
+        /// - Remark: Generated from `#/components/parameters/feedLimit`.
+        internal typealias FeedLimit = Swift.Int
         /// The webhook endpoint's id.
         ///
         /// - Remark: Generated from `#/components/parameters/endpoint`.

@@ -238,6 +238,150 @@ extension Components {
                 case revokedAt
             }
         }
+        /// - Remark: Generated from `#/components/schemas/Feed`.
+        internal struct Feed: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Feed/tenant`.
+            internal var tenant: Components.Schemas.Slug
+            /// - Remark: Generated from `#/components/schemas/Feed/order`.
+            internal enum OrderPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case viewers = "viewers"
+                case started = "started"
+            }
+            /// - Remark: Generated from `#/components/schemas/Feed/order`.
+            internal var order: Components.Schemas.Feed.OrderPayload
+            /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload`.
+            internal struct ShowsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/stream`.
+                internal var stream: Components.Schemas.Slug
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/title`.
+                internal var title: Swift.String
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/seller`.
+                internal struct SellerPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/seller/tenant`.
+                    internal var tenant: Components.Schemas.Slug
+                    /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/seller/name`.
+                    internal var name: Swift.String
+                    /// Creates a new `SellerPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - tenant:
+                    ///   - name:
+                    internal init(
+                        tenant: Components.Schemas.Slug,
+                        name: Swift.String
+                    ) {
+                        self.tenant = tenant
+                        self.name = name
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case tenant
+                        case name
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/seller`.
+                internal var seller: Components.Schemas.Feed.ShowsPayloadPayload.SellerPayload
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/pinned`.
+                internal var pinned: Swift.Bool
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/startedAt`.
+                internal var startedAt: Foundation.Date
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/viewers`.
+                internal var viewers: Swift.Int
+                /// The multivariant playlist; a private show's carries a playback token.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/playbackUrl`.
+                internal var playbackUrl: Swift.String
+                /// The latest preview still (JPEG).
+                ///
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/previewUrl`.
+                internal var previewUrl: Swift.String
+                /// The packager's player page of the show.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/pageUrl`.
+                internal var pageUrl: Swift.String
+                /// A 16x9 blurred JPEG of the picture as a data URL (a few hundred bytes), for the first paint.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/placeholder`.
+                internal var placeholder: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/Feed/ShowsPayload/highlight`.
+                internal var highlight: Components.Schemas.Highlight?
+                /// Creates a new `ShowsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - stream:
+                ///   - title:
+                ///   - seller:
+                ///   - pinned:
+                ///   - startedAt:
+                ///   - viewers:
+                ///   - playbackUrl: The multivariant playlist; a private show's carries a playback token.
+                ///   - previewUrl: The latest preview still (JPEG).
+                ///   - pageUrl: The packager's player page of the show.
+                ///   - placeholder: A 16x9 blurred JPEG of the picture as a data URL (a few hundred bytes), for the first paint.
+                ///   - highlight:
+                internal init(
+                    stream: Components.Schemas.Slug,
+                    title: Swift.String,
+                    seller: Components.Schemas.Feed.ShowsPayloadPayload.SellerPayload,
+                    pinned: Swift.Bool,
+                    startedAt: Foundation.Date,
+                    viewers: Swift.Int,
+                    playbackUrl: Swift.String,
+                    previewUrl: Swift.String,
+                    pageUrl: Swift.String,
+                    placeholder: Swift.String? = nil,
+                    highlight: Components.Schemas.Highlight? = nil
+                ) {
+                    self.stream = stream
+                    self.title = title
+                    self.seller = seller
+                    self.pinned = pinned
+                    self.startedAt = startedAt
+                    self.viewers = viewers
+                    self.playbackUrl = playbackUrl
+                    self.previewUrl = previewUrl
+                    self.pageUrl = pageUrl
+                    self.placeholder = placeholder
+                    self.highlight = highlight
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case stream
+                    case title
+                    case seller
+                    case pinned
+                    case startedAt
+                    case viewers
+                    case playbackUrl
+                    case previewUrl
+                    case pageUrl
+                    case placeholder
+                    case highlight
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Feed/shows`.
+            internal typealias ShowsPayload = [Components.Schemas.Feed.ShowsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/Feed/shows`.
+            internal var shows: Components.Schemas.Feed.ShowsPayload
+            /// Creates a new `Feed`.
+            ///
+            /// - Parameters:
+            ///   - tenant:
+            ///   - order:
+            ///   - shows:
+            internal init(
+                tenant: Components.Schemas.Slug,
+                order: Components.Schemas.Feed.OrderPayload,
+                shows: Components.Schemas.Feed.ShowsPayload
+            ) {
+                self.tenant = tenant
+                self.order = order
+                self.shows = shows
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case tenant
+                case order
+                case shows
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Highlight`.
         internal struct Highlight: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Highlight/id`.

@@ -3820,6 +3820,415 @@ internal enum Operations {
             }
         }
     }
+    /// The tenant's stories feed of public live shows, for shoppers (no credentials; any origin; cacheable 5 s).
+    ///
+    /// - Remark: HTTP `GET /v1/feed/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/feed/{tenant}/get(getFeed)`.
+    internal enum GetFeed {
+        internal static let id: Swift.String = "getFeed"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.GetFeed.Input.Path
+            /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/parameters/feedOrder`.
+                internal enum FeedOrder: String, Codable, Hashable, Sendable, CaseIterable {
+                    case viewers = "viewers"
+                    case started = "started"
+                }
+                /// Overrides the tenant's order (feed-settings) after the pinned shows.
+                ///
+                /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/query/order`.
+                internal var order: Components.Parameters.FeedOrder?
+                /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/query/limit`.
+                internal var limit: Components.Parameters.FeedLimit?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - order: Overrides the tenant's order (feed-settings) after the pinned shows.
+                ///   - limit:
+                internal init(
+                    order: Components.Parameters.FeedOrder? = nil,
+                    limit: Components.Parameters.FeedLimit? = nil
+                ) {
+                    self.order = order
+                    self.limit = limit
+                }
+            }
+            internal var query: Operations.GetFeed.Input.Query
+            /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetFeed.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetFeed.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetFeed.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.GetFeed.Input.Path,
+                query: Operations.GetFeed.Input.Query = .init(),
+                headers: Operations.GetFeed.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// public, max-age=5
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String
+                    /// * - any shop's page may read it.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/responses/200/headers/Access-Control-Allow-Origin`.
+                    internal var accessControlAllowOrigin: Swift.String
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cacheControl: public, max-age=5
+                    ///   - accessControlAllowOrigin: * - any shop's page may read it.
+                    internal init(
+                        cacheControl: Swift.String,
+                        accessControlAllowOrigin: Swift.String
+                    ) {
+                        self.cacheControl = cacheControl
+                        self.accessControlAllowOrigin = accessControlAllowOrigin
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetFeed.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/feed/{tenant}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Feed)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Feed {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetFeed.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.GetFeed.Output.Ok.Headers,
+                    body: Operations.GetFeed.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// Its live shows, pinned first, then by viewers or start time.
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/{tenant}/get(getFeed)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetFeed.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetFeed.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/{tenant}/get(getFeed)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// The stories feed with private shows too, their URLs signed for an hour, for the tenant's back end to pass to signed-in shoppers.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/feed`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed/get(getSignedFeed)`.
+    internal enum GetSignedFeed {
+        internal static let id: Swift.String = "getSignedFeed"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.GetSignedFeed.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/parameters/feedOrder`.
+                internal enum FeedOrder: String, Codable, Hashable, Sendable, CaseIterable {
+                    case viewers = "viewers"
+                    case started = "started"
+                }
+                /// Overrides the tenant's order (feed-settings) after the pinned shows.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/query/order`.
+                internal var order: Components.Parameters.FeedOrder?
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/query/limit`.
+                internal var limit: Components.Parameters.FeedLimit?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - order: Overrides the tenant's order (feed-settings) after the pinned shows.
+                ///   - limit:
+                internal init(
+                    order: Components.Parameters.FeedOrder? = nil,
+                    limit: Components.Parameters.FeedLimit? = nil
+                ) {
+                    self.order = order
+                    self.limit = limit
+                }
+            }
+            internal var query: Operations.GetSignedFeed.Input.Query
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSignedFeed.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSignedFeed.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetSignedFeed.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.GetSignedFeed.Input.Path,
+                query: Operations.GetSignedFeed.Input.Query = .init(),
+                headers: Operations.GetSignedFeed.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// private, no-store - it holds signed URLs.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cacheControl: private, no-store - it holds signed URLs.
+                    internal init(cacheControl: Swift.String) {
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetSignedFeed.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/feed/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Feed)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Feed {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetSignedFeed.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.GetSignedFeed.Output.Ok.Headers,
+                    body: Operations.GetSignedFeed.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// Its live shows, private ones included.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed/get(getSignedFeed)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetSignedFeed.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetSignedFeed.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed/get(getSignedFeed)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
     ///
     /// - Remark: HTTP `PUT /v1/tenants/{tenant}/feed-settings`.
@@ -4190,6 +4599,168 @@ internal enum Operations {
             /// Any failure, in one shape.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback/get(getPlayback)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// The stream's latest preview still (a redirect to its packager).
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/thumbnail`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/thumbnail/get(getThumbnail)`.
+    internal enum GetThumbnail {
+        internal static let id: Swift.String = "getThumbnail"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/thumbnail/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/thumbnail/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/thumbnail/GET/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.GetThumbnail.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/thumbnail/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetThumbnail.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetThumbnail.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetThumbnail.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetThumbnail.Input.Path,
+                headers: Operations.GetThumbnail.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Found: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/thumbnail/GET/responses/302/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/thumbnail/GET/responses/302/headers/Location`.
+                    internal var location: Swift.String
+                    /// max-age=2 - the still is refreshed every few seconds.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/thumbnail/GET/responses/302/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - location:
+                    ///   - cacheControl: max-age=2 - the still is refreshed every few seconds.
+                    internal init(
+                        location: Swift.String,
+                        cacheControl: Swift.String
+                    ) {
+                        self.location = location
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetThumbnail.Output.Found.Headers
+                /// Creates a new `Found`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                internal init(headers: Operations.GetThumbnail.Output.Found.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// The JPEG's URL.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/thumbnail/get(getThumbnail)/responses/302`.
+            ///
+            /// HTTP response code: `302 found`.
+            case found(Operations.GetThumbnail.Output.Found)
+            /// The associated value of the enum case if `self` is `.found`.
+            ///
+            /// - Throws: An error if `self` is not `.found`.
+            /// - SeeAlso: `.found`.
+            internal var found: Operations.GetThumbnail.Output.Found {
+                get throws {
+                    switch self {
+                    case let .found(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "found",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/thumbnail/get(getThumbnail)/responses/default`.
             ///
             /// HTTP response code: `default`.
             case `default`(statusCode: Swift.Int, Components.Responses._Error)

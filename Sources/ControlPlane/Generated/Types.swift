@@ -114,6 +114,16 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/highlights`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/highlights/post(postHighlight)`.
     func postHighlight(_ input: Operations.PostHighlight.Input) async throws -> Operations.PostHighlight.Output
+    /// The tenant's stories feed of public live shows, for shoppers (no credentials; any origin; cacheable 5 s).
+    ///
+    /// - Remark: HTTP `GET /v1/feed/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/feed/{tenant}/get(getFeed)`.
+    func getFeed(_ input: Operations.GetFeed.Input) async throws -> Operations.GetFeed.Output
+    /// The stories feed with private shows too, their URLs signed for an hour, for the tenant's back end to pass to signed-in shoppers.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/feed`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed/get(getSignedFeed)`.
+    func getSignedFeed(_ input: Operations.GetSignedFeed.Input) async throws -> Operations.GetSignedFeed.Output
     /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
     ///
     /// - Remark: HTTP `PUT /v1/tenants/{tenant}/feed-settings`.
@@ -124,6 +134,11 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/playback`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/playback/get(getPlayback)`.
     func getPlayback(_ input: Operations.GetPlayback.Input) async throws -> Operations.GetPlayback.Output
+    /// The stream's latest preview still (a redirect to its packager).
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/thumbnail`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/thumbnail/get(getThumbnail)`.
+    func getThumbnail(_ input: Operations.GetThumbnail.Input) async throws -> Operations.GetThumbnail.Output
     /// Make the stream public or private (private playback needs a token).
     ///
     /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/visibility`.
@@ -481,6 +496,36 @@ extension APIProtocol {
             body: body
         ))
     }
+    /// The tenant's stories feed of public live shows, for shoppers (no credentials; any origin; cacheable 5 s).
+    ///
+    /// - Remark: HTTP `GET /v1/feed/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/feed/{tenant}/get(getFeed)`.
+    internal func getFeed(
+        path: Operations.GetFeed.Input.Path,
+        query: Operations.GetFeed.Input.Query = .init(),
+        headers: Operations.GetFeed.Input.Headers = .init()
+    ) async throws -> Operations.GetFeed.Output {
+        try await getFeed(Operations.GetFeed.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// The stories feed with private shows too, their URLs signed for an hour, for the tenant's back end to pass to signed-in shoppers.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/feed`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/feed/get(getSignedFeed)`.
+    internal func getSignedFeed(
+        path: Operations.GetSignedFeed.Input.Path,
+        query: Operations.GetSignedFeed.Input.Query = .init(),
+        headers: Operations.GetSignedFeed.Input.Headers = .init()
+    ) async throws -> Operations.GetSignedFeed.Output {
+        try await getSignedFeed(Operations.GetSignedFeed.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
     /// How the tenant's feed orders shows after the pinned ones - by viewers or by start time.
     ///
     /// - Remark: HTTP `PUT /v1/tenants/{tenant}/feed-settings`.
@@ -505,6 +550,19 @@ extension APIProtocol {
         headers: Operations.GetPlayback.Input.Headers = .init()
     ) async throws -> Operations.GetPlayback.Output {
         try await getPlayback(Operations.GetPlayback.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The stream's latest preview still (a redirect to its packager).
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/thumbnail`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/thumbnail/get(getThumbnail)`.
+    internal func getThumbnail(
+        path: Operations.GetThumbnail.Input.Path,
+        headers: Operations.GetThumbnail.Input.Headers = .init()
+    ) async throws -> Operations.GetThumbnail.Output {
+        try await getThumbnail(Operations.GetThumbnail.Input(
             path: path,
             headers: headers
         ))

@@ -92,9 +92,10 @@ extension ControlAPI {
 }
 
 /// Making, keying, profiling and deleting streams, served from the document's generated types.
-/// A stream's reads and settings stay on the routes above: its pages wait for
-/// apple/swift-openapi-generator#934, and its settings are a merge patch, where null and absent
-/// differ, which generated types cannot tell apart (apple/swift-openapi-generator#419).
+/// A stream's reads and settings stay on the routes above: its settings are a merge patch, where
+/// null and absent differ, which generated types cannot tell apart
+/// (apple/swift-openapi-generator#419), and its reads answer the same Stream and Session shapes,
+/// which should keep one encoder (the pages' `next` also waits for #934).
 extension ControlAPIHandlers {
     func createStream(_ input: Operations.CreateStream.Input) async throws -> Operations.CreateStream.Output {
         let tenant = input.path.tenant

@@ -44,7 +44,7 @@ public enum ControlAPI {
         v1.add(middleware: authenticator)
         let book = RouteBook(v1, open: open, documented: router.group().add(middleware: authenticator), documentedOpen: router.group())
         // A stream's own ladder profile, or null for the tenant's default (hand-written: the
-        // document's oneOf with null has no plain generated type).
+        // generator leaves the document's oneOf of a slug and null out of the body's type).
         let profiles = LadderProfileStore(database: catalog.database)
         book.on(.put, "tenants/:tenant/streams/:stream/ladder-profile", .tenant(.streamsWrite)) { request, context -> Response in
             let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")

@@ -77,12 +77,12 @@ FRAME_NUMBER_BARS = ["-filter_complex", "[0:v]format=yuv420p,split[m][s];[s]crop
                      "-map", "[v]", "-map", "1:a"]
 
 class Publisher:
-    def __init__(self, url, seconds, frame_numbers=False):
+    def __init__(self, url, seconds, frame_numbers=False, size="854x480"):
         self.t0 = None
         self.launched = time.time()
         self.proc = subprocess.Popen([
             "ffmpeg", "-hide_banner", "-loglevel", "error", "-re",
-            "-f", "lavfi", "-i", "testsrc2=size=854x480:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100"]
+            "-f", "lavfi", "-i", f"testsrc2=size={size}:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100"]
             + (FRAME_NUMBER_BARS if frame_numbers else []) + [
             "-t", str(seconds), "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "60",
             "-c:a", "aac", "-b:a", "96k", "-progress", "pipe:1", "-stats_period", "0.05", "-f", "flv", url],

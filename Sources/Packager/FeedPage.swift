@@ -42,6 +42,7 @@ enum FeedPage {
         \(PlayerPage.cardAtScript)
         \(PlayerPage.liveCatchUpScript)
         \(PlayerPage.liveWatchdogScript)
+        \(PlayerPage.rungProbeScript)
         let shows = [], index = 0;
         const slides = new Map();   // stream -> {el, show}
         const players = new Map();  // stream -> {video, hls}

@@ -12,7 +12,8 @@ extension PlayerPage {
     ///   it takes as a missing alternate and marks the segment a gap;
     /// - a fatal error is then recovered: network errors load again after 1 s, media errors
     ///   reset the decoder (`onFatal` sees each first, to count and say it);
-    /// - when it last appended media, for the watchdog (`storecastLastAppend`).
+    /// - when it last appended media, for the watchdog (`storecastLastAppend`);
+    /// - the probes that let it climb the ladder (``rungProbeScript``).
     /// `storecastDestroy(hls)` ends one, so its pending recoveries do nothing.
     ///
     /// `storecastWatchdog(video, current, restart, recovered)` watches a playing video every
@@ -48,6 +49,7 @@ extension PlayerPage {
           const hls = new Hls({ ...storecastLowLatency, manifestLoadPolicy: storecastLoadPolicy(10000, 20000, 2),
             playlistLoadPolicy: storecastLoadPolicy(10000, 20000, 2), fragLoadPolicy: storecastLoadPolicy(10000, 120000, 4), ...config });
           hls.storecastLastAppend = performance.now();
+          storecastProbeRungs(hls);
           hls.on(Hls.Events.BUFFER_APPENDED, () => { hls.storecastLastAppend = performance.now(); });
           hls.on(Hls.Events.ERROR, (e, d) => {
             if (!d.fatal || hls.storecastDestroyed) return;

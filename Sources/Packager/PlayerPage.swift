@@ -67,6 +67,7 @@ enum PlayerPage {
         \(cardAtScript)
         \(liveCatchUpScript)
         \(liveWatchdogScript)
+        \(rungProbeScript)
         function showCard(c, mediaTime) {
           cardShown = c;
           if (!c) { cardBox.hidden = true; return; }

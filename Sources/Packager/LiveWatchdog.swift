@@ -59,7 +59,12 @@ extension PlayerPage {
           });
           return hls;
         }
-        function storecastDestroy(hls) { hls.storecastDestroyed = true; hls.destroy(); }
+        function storecastDestroy(hls) {
+          hls.storecastDestroyed = true;
+          clearInterval(hls.storecastProbeTimer);
+          if (hls.storecastProbeAbort) hls.storecastProbeAbort.abort();
+          hls.destroy();
+        }
         function storecastStarved(video, lastAppend, now) {
           const t = video.currentTime, b = video.buffered;
           for (let i = 0; i < b.length; i++) if (b.start(i) <= t + 0.05 && b.end(i) - t >= 0.5) return false;

@@ -18,7 +18,8 @@ extension PlayerPage {
     /// paced parts of the 6 s between probes weigh. hls.js then decides as it always does; a slow
     /// network measures slow, and nothing switches. On the top rendition, or paused (the feed's
     /// preloaded next show), or with a level the shopper chose, it costs nothing. Each probe is
-    /// counted (`hls.storecastProbes`).
+    /// counted (`hls.storecastProbes`). `storecastDestroy` stops the timer and aborts a probe in
+    /// flight, so a player swiped away makes no request of its own.
     static let rungProbeScript = """
         function storecastLastFinishedPart(playlist) {
           const parts = playlist.split('\\n').filter(line => line.startsWith('#EXT-X-PART:'));
@@ -27,8 +28,8 @@ extension PlayerPage {
         }
         function storecastProbeRungs(hls) {
           let busy = false;
-          const timer = setInterval(async () => {
-            if (hls.storecastDestroyed) { clearInterval(timer); return; }
+          hls.storecastProbeTimer = setInterval(async () => {
+            if (hls.storecastDestroyed) return;
             const video = hls.media, levels = hls.levels || [], level = hls.currentLevel;
             const estimator = hls.abrController && hls.abrController.bwEstimator;
             if (busy || !video || video.paused || !hls.autoLevelEnabled || level < 0 || level + 1 >= levels.length
@@ -37,13 +38,14 @@ extension PlayerPage {
             const playlistURL = above.uri || (above.url && above.url[0]);
             if (!playlistURL) return;
             busy = true;
+            const abort = hls.storecastProbeAbort = new AbortController();
             try {
-              const playlist = await (await fetch(playlistURL, { cache: 'no-store' })).text();
+              const playlist = await (await fetch(playlistURL, { cache: 'no-store', signal: abort.signal })).text();
               const uri = storecastLastFinishedPart(playlist);
               if (!uri || hls.storecastDestroyed) return;
               const url = new URL(uri, playlistURL).href;
               const started = performance.now();
-              const response = await fetch(url);
+              const response = await fetch(url, { signal: abort.signal });
               if (!response.ok) return;
               const bytes = (await response.arrayBuffer()).byteLength;
               const timing = performance.getEntriesByName(url).pop();

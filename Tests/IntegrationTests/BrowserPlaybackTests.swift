@@ -124,20 +124,26 @@ import Testing
             ((try? await browser.evaluate(probe) as? [Any])?.first as? NSNumber)?.doubleValue ?? 0 > 0
         }
         #expect(playing, "hls.js never started:\n\(stack.logs())")
-        // Where hls.js starts depends on its first guess; a shopper whose network was slow a
-        // moment ago (LTE, then Wi-Fi) has it start from the bottom: its estimate back to 400
-        // kbit/s, below every rung. Without the probes it climbs to 480p (360p's paced parts
-        // measure enough for that step) and stays there.
-        _ = try await browser.evaluate("window.storecastHls.abrController.resetEstimator(400000); return true")
-        var lowest = 720
+        // Where hls.js starts depends on its first guess and on which parts it loads first (a
+        // finished part measures the network, one at the live edge the encoder). A shopper who
+        // has been on 480p at the live edge: put hls.js there (a switch at the next part, no
+        // flush, so every part after it is paced), let its estimate settle on those parts, then
+        // hand the choice back to it. Without the probes it stays on 480p.
+        _ = try await browser.evaluate("window.storecastHls.nextLevel = 1; return true")
+        let onMiddle = await StorecastStack.eventually(timeout: .seconds(20)) {
+            guard let s = try? await browser.evaluate(probe) as? [Any] else { return false }
+            return height(s) == 480
+        }
+        #expect(onMiddle, "hls.js took 480p when told to")
+        try await Task.sleep(for: .seconds(10))
+        _ = try await browser.evaluate("window.storecastHls.nextLevel = -1; return true")
         // A probe every 6 s: the climb takes one or two of them (a rung at a time).
         let climbed = await StorecastStack.eventually(timeout: .seconds(60)) {
             guard let s = try? await browser.evaluate(probe) as? [Any] else { return false }
             if samples.last.map({ height($0) != height(s) }) ?? true { samples.append(s) }
-            if height(s) > 0 { lowest = min(lowest, height(s)) }
-            return height(s) == 720 && lowest < 720
+            return height(s) == 720
         }
-        #expect(climbed, "hls.js went down and climbed back to 720p within a minute; its levels over time (time, height, estimate, probes, ladder, errors): \(samples)")
+        #expect(climbed, "hls.js climbed from 480p to 720p within a minute; its levels over time (time, height, estimate, probes, ladder, errors): \(samples)")
         // And it stays there: the paced parts of 720p itself measure above it.
         var held: [[Any]] = []
         for _ in 0..<10 {

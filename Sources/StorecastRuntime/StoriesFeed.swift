@@ -5,7 +5,6 @@ import PostgresClient
 /// viewers or by start time), each with what a shopper's first paint needs. Calls block: use them
 /// on the database thread (`PostgresExecutor.run`).
 public enum StoriesFeed {
-    public static let orders = ["viewers", "started"]
     public static let maximumEntries = 50
 
     public struct Seller: Sendable, Codable, Equatable {
@@ -31,17 +30,6 @@ public enum StoriesFeed {
         public var placeholder: String?
         /// The product card showing now, if any.
         public var highlight: HighlightStore.Highlight?
-    }
-
-    public struct Feed: Sendable, Codable, Equatable {
-        public var tenant: String
-        public var order: String
-        public var shows: [Entry]
-        public init(tenant: String, order: String, shows: [Entry]) {
-            self.tenant = tenant
-            self.order = order
-            self.shows = shows
-        }
     }
 
     /// A live show as read, before its URLs are made.

@@ -137,7 +137,7 @@ import Testing
         #expect(onMiddle, "hls.js took 480p when told to")
         try await Task.sleep(for: .seconds(10))
         _ = try await browser.evaluate("window.storecastHls.nextLevel = -1; return true")
-        // A probe every 6 s: the climb takes one or two of them (a rung at a time).
+        // A probe every 6 s: the climb takes one or two of them.
         let climbed = await StorecastStack.eventually(timeout: .seconds(60)) {
             guard let s = try? await browser.evaluate(probe) as? [Any] else { return false }
             if samples.last.map({ height($0) != height(s) }) ?? true { samples.append(s) }

@@ -99,14 +99,9 @@ struct APIError: Error, HTTPResponseError {
     /// after its component, `FeedOrder` for `order`, so the value finds it).
     private static func queryItem(_ error: DecodingError, in request: HTTPRequest) -> String? {
         guard case .dataCorrupted(let context) = error, let type = context.debugDescription.firstMatch(of: #/initialize (\w+?)(?:Payload)? from/#)?.1,
-              let first = type.first, let query = request.path?.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
-        let items = query.split(separator: "&").map { item in
-            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (name: String(pair[0]).removingPercentEncoding ?? String(pair[0]),
-                    value: pair.count > 1 ? (String(pair[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(pair[1])) : "")
-        }
+              let first = type.first, let items = request.path.flatMap({ URLComponents(string: $0)?.queryItems }) else { return nil }
         if let value = context.debugDescription.firstMatch(of: #/invalid String value (.*)$/#)?.1 {
-            let named = Set(items.filter { $0.value == value }.map(\.name))
+            let named = Set(items.filter { $0.value.map { $0[...] } == value }.map(\.name))
             if named.count == 1 { return named.first }
         }
         let name = first.lowercased() + type.dropFirst()

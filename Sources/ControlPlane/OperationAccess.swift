@@ -12,25 +12,21 @@ struct OperationAccess: RouterMiddleware {
     var bodyLimit = ControlAPI.maximumBodyBytes
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if access == .publicStream {
-            // Anyone (the shoppers' feed): no bearer token is asked for, and none is used.
-            var request = request
-            do { _ = try await request.collectBody(upTo: bodyLimit) } catch { throw Self.tooLarge(bodyLimit) }
-            return try await Caller.$principal.withValue(nil) { try await next(request, context) }
-        }
-        guard let principal = context.principal else { throw APIError.unauthorized }
-        switch AccessPolicy.decide(principal, access, tenant: context.parameters.get("tenant")) {
-        case .allow: break
-        case .notFound(let message): throw APIError.notFound(message)
-        case .forbidden(let message): throw APIError.forbidden(message)
+        // A public operation (the shoppers' feed) asks for no bearer token and uses none.
+        var principal: Principal? = nil
+        if access != .publicStream {
+            guard let caller = context.principal else { throw APIError.unauthorized }
+            switch AccessPolicy.decide(caller, access, tenant: context.parameters.get("tenant")) {
+            case .allow: principal = caller
+            case .notFound(let message): throw APIError.notFound(message)
+            case .forbidden(let message): throw APIError.forbidden(message)
+            }
         }
         var request = request
-        do { _ = try await request.collectBody(upTo: bodyLimit) } catch { throw Self.tooLarge(bodyLimit) }
+        do { _ = try await request.collectBody(upTo: bodyLimit) } catch {
+            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(bodyLimit) bytes here.")
+        }
         return try await Caller.$principal.withValue(principal) { try await next(request, context) }
-    }
-
-    static func tooLarge(_ limit: Int) -> APIError {
-        APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(limit) bytes here.")
     }
 }
 

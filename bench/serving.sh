@@ -4,6 +4,8 @@
 # by side in one run, over HTTP/1.1 keep-alive (wrk) and over HTTP/2 with TLS (h2load), nginx at
 # its own defaults and at settings matched to ours; then 1,000 players blocked on the live edge
 # (bench/blocking_fanout.py; nginx cannot hold a request for a part that does not exist yet).
+# Also the packager's own three paths to the same bytes in one process: the router, the hot path
+# in front of it, and the hot path on the wire (HTTP1MediaFastPath).
 # The packager's per-IP connection cap (256) is lifted: every client here is 127.0.0.1, as a CDN's
 # few edge addresses are in front of an origin, and nginx has no such cap by default.
 #   bench/serving.sh [SECONDS]          (default 10 s per measurement)
@@ -81,9 +83,12 @@ rps_wrk() { awk '/Requests\/sec/ {print $2}' "$1"; }
 rps_h2() { awk '/finished in/ {print $4}' "$1"; }
 measure() {  # $1 label, $2 http url, $3 https url
     wrk -t2 -c1000 -d"${SECS}s" --latency "$2" > "$out/serving-wrk-$1.txt" 2>&1
-    if grep -q "Non-2xx\|Socket errors" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: wrk saw errors (a refused connection counts fewer clients):" >&2; grep "Non-2xx\|Socket errors" "$out/serving-wrk-$1.txt" >&2; fi
+    if grep -q "Socket errors" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: wrk saw errors (a refused connection counts fewer clients):" >&2; grep "Socket errors" "$out/serving-wrk-$1.txt" >&2; fi
+    # An answer other than the part (a 404 once it left memory, say) is not a figure of serving it.
+    if grep -q "Non-2xx" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: answers other than 2xx; no figure is printed:" >&2; grep "Non-2xx" "$out/serving-wrk-$1.txt" >&2; exit 1; fi
     h2load -c100 -m10 -t2 -D "$SECS" "$3" > "$out/serving-h2load-$1.txt" 2>&1
     grep -q " 0 failed, 0 errored" "$out/serving-h2load-$1.txt" || echo "($1: h2load saw failures, see $out/serving-h2load-$1.txt)" >&2
+    grep -q " 0 4xx, 0 5xx" "$out/serving-h2load-$1.txt" || { echo "bench/serving.sh: $1: h2load got 4xx or 5xx answers; no figure is printed" >&2; exit 1; }
     echo "$1: HTTP/1.1 $(rps_wrk "$out/serving-wrk-$1.txt") req/s, HTTP/2 $(rps_h2 "$out/serving-h2load-$1.txt") req/s" >&2
 }
 echo "Storecast packager (from memory)" >&2
@@ -94,10 +99,28 @@ for mode in defaults matched; do
     measure "nginx-$mode" "http://127.0.0.1:18093/part.m4s" "https://127.0.0.1:18493/part.m4s"
     stop_nginx
 done
+# The packager's three ways to the same bytes, in this one process (HTTP/1.1, wrk -c1000, 5 s each,
+# a fresh part each time): the router (a query makes the URL the router's), the hot path in front
+# of the router (a User-Agent with a non-ASCII byte makes the wire-level reader hand the request
+# on: HTTP1RequestHead), and the hot path on the wire.
+paths=""
+for path in router handed-on wire; do
+    fresh=$(curl -sf "$media/index.m3u8" | grep -o 'URI="part-[0-9]*\.[0-9]*\.m4s"' | tail -1 | tr -d '"' | sed 's/URI=//')
+    curl -sf -o /dev/null "$media/$fresh?via=router"  # the playback access, cached for the hot paths
+    case $path in
+        router) wrk -t2 -c1000 -d5s "$media/$fresh?via=router" > "$out/serving-path-$path.txt" 2>&1 ;;
+        handed-on) wrk -t2 -c1000 -d5s -H $'User-Agent: caf\xc3\xa9' "$media/$fresh" > "$out/serving-path-$path.txt" 2>&1 ;;
+        wire) wrk -t2 -c1000 -d5s "$media/$fresh" > "$out/serving-path-$path.txt" 2>&1 ;;
+    esac
+    if grep -q "Non-2xx" "$out/serving-path-$path.txt"; then echo "bench/serving.sh: the $path path answered other than 2xx; no figure is printed" >&2; exit 1; fi
+    paths="$paths $path=$(rps_wrk "$out/serving-path-$path.txt")"
+done
+echo "packager paths:$paths" >&2
+
 echo "Storecast: 1,000 players blocked on the live edge (20 s)" >&2
 python3 bench/blocking_fanout.py "$media/index.m3u8" 1000 20 | tee "$out/serving-fanout.json"
 
-python3 - "$out" "$bytes" <<'PY'
+python3 - "$out" "$bytes" "$paths" <<'PY'
 import re, sys
 out, size = sys.argv[1], sys.argv[2]
 def wrk(label):
@@ -126,4 +149,12 @@ print("| HTTP/1.1 tail, wrk 1,000 connections | Storecast | nginx defaults | ngi
 print("|---|---|---|---|")
 (sp, st), (dp, dt), (mp, mt) = tail("storecast"), tail("nginx-defaults"), tail("nginx-matched")
 print(f"| p99 latency / answers over 2 s (wrk's timeouts) | {sp:,.0f} ms / {st} | {dp:,.0f} ms / {dt} | {mp:,.0f} ms / {mt} |")
+print()
+paths = dict(p.split("=") for p in sys.argv[3].split())
+if set(paths) != {"router", "handed-on", "wire"} or not all(paths.values()):
+    sys.exit(f"missing a figure of the packager's paths: {paths}")
+r, h, w = (float(paths[k]) for k in ("router", "handed-on", "wire"))
+print("| the packager's paths, HTTP/1.1, wrk 1,000 connections, 5 s | router | hot path, handed on | hot path on the wire |")
+print("|---|---|---|---|")
+print(f"| req/s (and against the router) | {r:,.0f} | {h:,.0f} ({h/r:.2f}x) | {w:,.0f} ({w/r:.2f}x) |")
 PY

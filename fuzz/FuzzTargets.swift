@@ -1,11 +1,11 @@
 // libFuzzer entry for Storecast's parsers of untrusted bytes. Built by fuzz/run.sh together with
 // the pure modules' sources (BinaryCoding, RTMP, MediaFormats, StorecastWire, and StorecastRuntime's
-// ContainedPath, the one path builder) as one module, with
+// ContainedPath, the one path builder, and the packager's HTTP/1.1 request-head reader) as one module, with
 // -sanitize=fuzzer,address. The target is chosen by STORECAST_FUZZ_TARGET.
 import Foundation
 
 enum FuzzTarget: String, CaseIterable {
-    case chunk, amf0, flv, avc, hevc, aac, wire, handshake, path
+    case chunk, amf0, flv, avc, hevc, aac, wire, handshake, path, httphead
 }
 
 let selected: FuzzTarget = {
@@ -86,6 +86,25 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         }
         if names.count == 1, let key = try? ContainedPath.join(root, streamKey: names[0]) {
             precondition(key.hasPrefix(root + "/") && !key.contains("/../"), "stream key left its root: \(key)")
+        }
+    case .httphead:
+        // The packager's wire-level hot path reads request heads off the network: whatever it
+        // reads covers a whole head ending in its blank line, within the bytes and the budget;
+        // and reading it again at any budget at least its length gives the same answer.
+        let reading = HTTP1RequestHead.read(bytes, maximumHeadBytes: 1024, maximumFields: 20)
+        let length: Int?
+        switch reading {
+        case .plainGet(let head): length = head.length
+        case .other(let l, let body): length = l; precondition(body >= 0, "a negative body length")
+        case .incomplete: length = nil; precondition(bytes.count < 1028, "incomplete past the budget")
+        case .unfollowable: length = nil
+        }
+        if let length {
+            precondition(length >= 4 && length <= bytes.count && length <= 1028, "a head outside the bytes: \(length) of \(bytes.count)")
+            precondition(bytes[(length - 4)..<length].elementsEqual([13, 10, 13, 10]), "a head that does not end in a blank line")
+            let firstBlankLine = (0...(length - 4)).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }
+            precondition(firstBlankLine == length - 4, "a head that runs past its first blank line")
+            precondition(HTTP1RequestHead.read(Array(bytes[..<length]), maximumHeadBytes: 1024, maximumFields: 20) == reading, "the head alone reads the same")
         }
     }
     return 0

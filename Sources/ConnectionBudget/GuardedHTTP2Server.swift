@@ -28,9 +28,9 @@ extension HTTPServerBuilder {
         let configuration = HTTP2UpgradeChannel.Configuration(idleTimeout: limits.idleTimeout, gracefulCloseTimeout: .seconds(5), streamConfiguration: streams)
         let tally = DeadlineTally(listener: listener, logger: logger, reason: "tls_handshake_deadline", message: "connection closed: its TLS handshake did not complete in time")
         return .init { responder in
-            GuardedHTTPChannel(base: try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: configuration, responder: responder)) { pipeline in
+            GuardedHTTPChannel(base: try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: configuration, responder: responder)) { pipeline, _ in
                 try pipeline.addHandler(cap.makeHandler())
-            } after: { pipeline in
+            } after: { pipeline, _ in
                 try pipeline.addHandler(TLSHandshakeDeadline(deadline: idle, tally: tally), position: .after(try pipeline.handler(type: NIOSSLServerHandler.self)))
             }
         }

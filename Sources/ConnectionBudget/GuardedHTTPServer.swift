@@ -76,30 +76,47 @@ extension HTTPServerBuilder {
     /// request and answer) and before the requests reach the router's task. It reads and writes
     /// `HTTPRequestPart` and `HTTPResponsePart`: a hot path answered on the event loop; what it
     /// does not answer it hands on.
+    ///
+    /// `onTheWire` makes a handler of the caller's that reads the connection's bytes before
+    /// Hummingbird's HTTP/1.1 parser does, right behind the connection's cap and first-request
+    /// deadline: a hot path that answers some requests itself, in bytes, and hands every other
+    /// request on whole. It gets the connection's ``ConnectionActivity``; the connection's idle
+    /// deadline is then ``HTTP1IdleDeadline``, which counts its answers, instead of Hummingbird's.
     public static func guardedHTTP1(limits: HTTPConnectionLimits, listener: String, logger: Logger,
-                                    inFrontOfRouter: (@Sendable () -> any ChannelHandler)? = nil) -> HTTPServerBuilder {
-        guarded(limits: limits, listener: listener, logger: logger, after: { pipeline in
-            guard let inFrontOfRouter else { return }
-            try pipeline.addHandler(inFrontOfRouter(), position: .after(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
+                                    inFrontOfRouter: (@Sendable () -> any ChannelHandler)? = nil,
+                                    onTheWire: (@Sendable (ConnectionActivity) -> any ChannelHandler)? = nil) -> HTTPServerBuilder {
+        var configuration = limits.http1Configuration
+        if onTheWire != nil { configuration.idleTimeout = nil }  // HTTP1IdleDeadline's, below
+        let idle = limits.idleTimeAmount
+        return guarded(limits: limits, listener: listener, logger: logger, configuration: configuration, before: { pipeline, activity in
+            if let onTheWire { try pipeline.addHandler(onTheWire(activity)) }
+        }, after: { pipeline, activity in
+            let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
+            if let inFrontOfRouter { try pipeline.addHandler(inFrontOfRouter(), position: .after(state)) }
+            if onTheWire != nil { try pipeline.addHandler(HTTP1IdleDeadline(activity: activity, deadline: idle), position: .after(state)) }
         }) { responder, configuration in HTTP1Channel(responder: responder, configuration: configuration) }
     }
 
     /// An HTTP/1.1 channel of any kind (Hummingbird's, or one that can upgrade to WebSocket) with
     /// ``HTTPConnectionLimits``: `channel` makes it from the responder and the HTTP/1.1
-    /// configuration that carries the limits' deadline and header budget.
-    /// `after` adds handlers once the base has set up its own.
+    /// configuration that carries the limits' deadline and header budget (`configuration`, when
+    /// given, in its place). `before` adds handlers right behind the cap and the first request's
+    /// deadline, `after` once the base has set up its own; both get the connection's activity.
     public static func guarded<Base: HTTPChannelHandler>(
         limits: HTTPConnectionLimits, listener: String, logger: Logger,
-        after: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void = { _ in },
+        configuration: HTTP1Channel.Configuration? = nil,
+        before: @escaping @Sendable (ChannelPipeline.SynchronousOperations, ConnectionActivity) throws -> Void = { _, _ in },
+        after: @escaping @Sendable (ChannelPipeline.SynchronousOperations, ConnectionActivity) throws -> Void = { _, _ in },
         channel: @escaping @Sendable (@escaping HTTPChannelHandler.Responder, HTTP1Channel.Configuration) -> Base
     ) -> HTTPServerBuilder {
         let cap = PerIPConnectionCap(maximumPerIP: limits.maximumConnectionsPerIP, listener: listener, logger: logger)
-        let (idle, configuration) = (limits.idleTimeAmount, limits.http1Configuration)
+        let (idle, configuration) = (limits.idleTimeAmount, configuration ?? limits.http1Configuration)
         let tally = DeadlineTally(listener: listener, logger: logger)
         return .init { responder in
-            GuardedHTTPChannel(base: channel(responder, configuration), before: { pipeline in
+            GuardedHTTPChannel(base: channel(responder, configuration), before: { pipeline, activity in
                 try pipeline.addHandler(cap.makeHandler())
                 try pipeline.addHandler(FirstRequestDeadline(deadline: idle, tally: tally))
+                try before(pipeline, activity)
             }, after: after)
         }
     }
@@ -107,21 +124,23 @@ extension HTTPServerBuilder {
 
 /// An HTTP channel with handlers of ours around the base's: `before` adds them first in the
 /// pipeline (the per-IP cap, the first request's header deadline), `after` once the base has set
-/// up its own (the TLS handshake's deadline, right behind the TLS handler).
+/// up its own (the TLS handshake's deadline, right behind the TLS handler). Both get the
+/// connection's ``ConnectionActivity``, made for each connection.
 struct GuardedHTTPChannel<Base: HTTPChannelHandler>: HTTPChannelHandler {
     typealias Value = Base.Value
     let base: Base
-    let before: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
-    var after: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void = { _ in }
+    let before: @Sendable (ChannelPipeline.SynchronousOperations, ConnectionActivity) throws -> Void
+    var after: @Sendable (ChannelPipeline.SynchronousOperations, ConnectionActivity) throws -> Void = { _, _ in }
     var responder: HTTPChannelHandler.Responder { base.responder }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
-            try before(channel.pipeline.syncOperations)
+        let activity = NIOLoopBound(ConnectionActivity(), eventLoop: channel.eventLoop)
+        return channel.eventLoop.makeCompletedFuture {
+            try before(channel.pipeline.syncOperations, activity.value)
         }.flatMap {
             let value = base.setup(channel: channel, logger: logger)
             do {
-                try after(channel.pipeline.syncOperations)
+                try after(channel.pipeline.syncOperations, activity.value)
             } catch {
                 channel.close(promise: nil)
                 return channel.eventLoop.makeFailedFuture(error)

@@ -13,7 +13,10 @@ import Synchronization
 /// not out yet, private streams, DVR reads, HEAD) goes on to Hummingbird unchanged.
 ///
 /// On an HTTP/1.1 connection it sits behind Hummingbird's connection-state handler, so keep-alive
-/// and the idle deadline see every request and answer. Answers keep the order of requests: while
+/// and the idle deadline see every request and answer. On the plain listener, most media is
+/// answered before this, on the wire (``HTTP1MediaFastPath``); this answers what that one hands on
+/// (a request behind an unanswered one, `Connection: close`, HTTP/1.0, or any request once the wire
+/// reader stopped following the connection's bytes). Answers keep the order of requests: while
 /// one handed on is unanswered, the next is handed on too (HTTP/1.1 pipelining). In an HTTP/2
 /// stream (the TLS listener) it sits in front of the stream's connection-state handler: the
 /// stream carries this one request and closes with its answer. A request is answered once it has
@@ -75,10 +78,24 @@ final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The answer to `request` when it can be given here and now; nil hands it on.
     private func answer(_ request: HTTPRequest, remote: SocketAddress?) -> (HTTPResponse, ByteBuffer?)? {
-        guard request.method == .get, let path = request.path, let address = MediaPath(path) else { return nil }
-        guard origin.gate.admitsWithoutToken(tenant: address.tenant, stream: address.stream) else { return nil }
+        guard request.method == .get, let path = request.path else { return nil }
+        let fields = request.headerFields
+        guard let answer = origin.answer(path: path, ifNoneMatch: fields[.ifNoneMatch], session: {
+            ViewerAccountingMiddleware.session(fields, peer: remote?.ipAddress, trustedProxies: origin.trustedProxies)
+        }) else { return nil }
+        return (answer.response(serverName: origin.serverName), answer.notModified ? nil : ByteBuffer(bytes: answer.body))
+    }
+}
+
+extension MediaFastPath.Origin {
+    /// The answer to a GET of `path` when it can be given without the router (media of a public
+    /// stream, in memory, under its generation's directory), counted for the viewer `session`
+    /// names; nil when it is the router's to give.
+    func answer(path: String, ifNoneMatch: String?, session: () -> String) -> MediaAnswer? {
+        guard let address = MediaPath(path) else { return nil }
+        guard gate.admitsWithoutToken(tenant: address.tenant, stream: address.stream) else { return nil }
         let key = PackageStore.key(tenant: address.tenant, stream: address.stream)
-        guard let package = origin.store.package(key), package.generation == address.generation,
+        guard let package = store.package(key), package.generation == address.generation,
               let rendition = package.renditions[address.rendition], let resource = PlaylistURIs.resource(address.file) else { return nil }
         let data: [UInt8]?, type: String
         switch resource {
@@ -88,22 +105,65 @@ final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
         guard let data else { return nil }
         let etag = PackagerHTTP.mediaETag(rendition: address.rendition, package: package, file: address.file)
+        let notModified = PackagerHTTP.matches(ifNoneMatch: ifNoneMatch, etag: etag)
+        viewers.served(stream: key, session: session(), bytes: notModified ? 0 : data.count)
+        return MediaAnswer(notModified: notModified, etag: etag, contentType: type, body: data)
+    }
+}
+
+/// What the hot path answers to a GET of media: the router's answer to the same URL (200 with the
+/// bytes, or 304 on a matching ETag), made into an `HTTPResponse` (``MediaFastPath``) or written as
+/// HTTP/1.1 bytes (``HTTP1MediaFastPath``); `MediaFastPathTests` holds both to the router's.
+struct MediaAnswer {
+    let notModified: Bool
+    let etag: String
+    let contentType: String
+    let body: [UInt8]
+
+    func response(serverName: String) -> HTTPResponse {
         var fields = PublicCORS.headers
         fields[.eTag] = etag
         fields[.cacheControl] = PackagerHTTP.immutableMedia
         fields[.date] = HTTPDate.now()
-        fields[.server] = origin.serverName
-        let session = ViewerAccountingMiddleware.session(request.headerFields, peer: remote?.ipAddress, trustedProxies: origin.trustedProxies)
-        let notModified = PackagerHTTP.matches(ifNoneMatch: request.headerFields[.ifNoneMatch], etag: etag)
+        fields[.server] = serverName
         if !notModified {
-            fields[.contentType] = type
-            fields[.contentLength] = String(data.count)
+            fields[.contentType] = contentType
+            fields[.contentLength] = String(body.count)
         }
         // As the router's answers (PublicCORSMiddleware): over HTTP/2, ETag and length indexed
         // would fill the connection's HPACK table and slow every answer.
         fields.markVaryingFieldsNotIndexed()
-        origin.viewers.served(stream: key, session: session, bytes: notModified ? 0 : data.count)
-        return notModified ? (HTTPResponse(status: .notModified, headerFields: fields), nil) : (HTTPResponse(status: .ok, headerFields: fields), ByteBuffer(bytes: data))
+        return HTTPResponse(status: notModified ? .notModified : .ok, headerFields: fields)
+    }
+
+    /// The same answer as HTTP/1.1 bytes: status line, the fields of ``response(serverName:)``
+    /// (`unchanging`: those that are the same in every answer, made once), then the body.
+    func write(into buffer: inout ByteBuffer, unchanging: [UInt8]) {
+        buffer.writeStaticString(notModified ? "HTTP/1.1 304 Not Modified\r\n" : "HTTP/1.1 200 OK\r\n")
+        buffer.writeBytes(unchanging)
+        buffer.writeStaticString("ETag: ")
+        buffer.writeString(etag)
+        buffer.writeStaticString("\r\nDate: ")
+        buffer.writeString(HTTPDate.now())
+        if notModified {
+            buffer.writeStaticString("\r\n\r\n")
+            return
+        }
+        buffer.writeStaticString("\r\nContent-Type: ")
+        buffer.writeString(contentType)
+        buffer.writeStaticString("\r\nContent-Length: ")
+        buffer.writeString(String(body.count))
+        buffer.writeStaticString("\r\n\r\n")
+        buffer.writeBytes(body)
+    }
+
+    /// The fields every answer has, as HTTP/1.1 lines: the public CORS fields, the media's
+    /// caching and the server's name.
+    static func unchangingLines(serverName: String) -> [UInt8] {
+        var fields = PublicCORS.headers
+        fields[.cacheControl] = PackagerHTTP.immutableMedia
+        fields[.server] = serverName
+        return Array(fields.map { "\($0.name.rawName): \($0.value)\r\n" }.joined().utf8)
     }
 }
 

@@ -182,10 +182,16 @@ public final class PackagerService: Service, Sendable {
         let gate = PlaybackGate(store: database.map(PlaybackAccessStore.init(database:)))
         let fastPath = MediaFastPath.Origin(store: store, gate: gate, viewers: viewers, trustedProxies: config.trustedProxies, serverName: "storecast-packager")
         let hotPath: @Sendable () -> any ChannelHandler = { MediaFastPath(origin: fastPath) }
+        let unchanging = MediaAnswer.unchangingLines(serverName: fastPath.serverName)
+        let limits = config.httpLimits
+        let onTheWire: @Sendable (ConnectionActivity) -> any ChannelHandler = { activity in
+            HTTP1MediaFastPath(origin: fastPath, activity: activity, unchanging: unchanging, maximumHeadBytes: limits.maximumHeaderBytes, maximumFields: limits.maximumHeaderFields)
+        }
         let app = Application(
             router: PackagerHTTP.router(store: store, settings: origin, gate: gate, viewers: viewers),
-            // Media already in memory is answered below the router (MediaFastPath).
-            server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger, inFrontOfRouter: hotPath),
+            // Media already in memory is answered below the router: on the wire (HTTP1MediaFastPath),
+            // and, for requests handed on, in front of it (MediaFastPath).
+            server: .guardedHTTP1(limits: config.httpLimits, listener: "packager-http", logger: logger, inFrontOfRouter: hotPath, onTheWire: onTheWire),
             configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-packager", limits: config.httpLimits),
             onServerRunning: config.httpLimits.onServerRunning,
             logger: logger)

@@ -3,7 +3,8 @@ import StorecastRuntime
 import Testing
 
 /// The origin's hot path (issue 18): media already in memory is answered below Hummingbird's
-/// router, on the connection's event loop (`MediaFastPath`). From outside it must be the same
+/// router, on the connection's event loop (`HTTP1MediaFastPath` on a plain HTTP/1.1 connection's
+/// bytes, `MediaFastPath` for what reaches the server's parser and in each HTTP/2 stream). From outside it must be the same
 /// origin: the same status, bytes and headers as the router gives (the router answers the same
 /// URL with a query), 304 on a matching ETag, requests pipelined on one connection answered in
 /// order whichever path takes each, and the answers counted.
@@ -82,12 +83,57 @@ import Testing
         #expect(answers.map(\.status) == [200, 200, 200, 200, 200], "\(answers.map(\.status))")
 
         // Counted by the packager and reported through the collector.
-        var metrics = ""
-        let counted = await StorecastStack.eventually(timeout: .seconds(15)) {
-            metrics = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
-            return metrics.split(separator: "\n").contains { $0.hasPrefix("storecast_packager_fast_path_answers_total") && ($0.split(separator: " ").last.flatMap { Double($0) } ?? 0) >= 4 }
+        let answered = await Self.hotPathAnswers(stack, reaching: 4)
+        #expect(answered >= 4, "the hot path's answers are counted: \(answered)")
+        _ = await stack.stop()
+    }
+
+    /// On a plain HTTP/1.1 connection, media is answered on the wire, before the server's parser
+    /// (`HTTP1MediaFastPath`), so the connection's idle deadline is the origin's own
+    /// (`HTTP1IdleDeadline`): answers on the wire keep a connection alive past the deadline, as the
+    /// router's answers do; an idle connection, and one that trickles its next request's head
+    /// after an answer on the wire, are closed at the deadline all the same.
+    @Test func answersOnTheWireKeepAConnectionAliveAndTheIdleDeadlineHolds() async throws {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: "wire")
+        try stack.start(packagerArguments: ["--http-idle-timeout", "3"])
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
+        defer { publisher.stop(grace: 1) }
+        let (variant, _) = try await Self.livePart(stack, stream: "wire")
+        // The hot path answers a stream whose playback access is cached (10 s); the router reads
+        // it, so each phase below starts with one request through the router.
+        let viaRouter = "\(stack.playbackBase)/live/shop/wire/\(variant)/init.mp4?via=router"
+        _ = await TestEnvironment.httpExchange(viaRouter)
+        // The init segment: in memory for the whole show (a part leaves memory after a few segments).
+        let request = Array("GET /live/shop/wire/\(variant)/init.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+
+        // 8 answers over about 8 s on one connection, with a 3 s deadline.
+        let busy = try HostilePeer.Connection(port: stack.httpPort)
+        var statuses: [Int] = []
+        for i in 0..<8 {
+            if i == 4 { _ = await TestEnvironment.httpExchange(viaRouter) }  // on its own connection
+            busy.write(request)
+            statuses += Self.responses(busy.read(1 << 20, within: 0.8)).map(\.status)
+            try await Task.sleep(for: .milliseconds(200))
         }
-        #expect(counted, "the hot path's answers are counted: \(metrics.split(separator: "\n").filter { $0.contains("fast_path") })")
+        #expect(statuses == Array(repeating: 200, count: 8), "every request answered on the one connection: \(statuses)")
+        #expect(busy.closedByServer(within: 6), "once idle, the connection is closed at the deadline")
+
+        // One answer on the wire, then the next request's head trickled a byte every 0.4 s.
+        _ = await TestEnvironment.httpExchange(viaRouter)
+        let slow = try HostilePeer.Connection(port: stack.httpPort)
+        slow.write(request)
+        #expect(Self.responses(slow.read(1 << 20, within: 0.8)).map(\.status) == [200])
+        var closed = false
+        for byte in Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaa".utf8) where !closed {
+            slow.write([byte])
+            closed = slow.closedByServer(within: 0.4)
+        }
+        #expect(closed, "a trickled head after an answer on the wire is closed at the idle deadline")
+
+        let answered = await Self.hotPathAnswers(stack, reaching: 9)
+        #expect(answered == 9, "the 9 answers on the wire are counted: \(answered)")
         _ = await stack.stop()
     }
 
@@ -130,15 +176,21 @@ import Testing
         let (status, output) = try await ServiceProcess.run(curl, ["-sk", "--http1.1", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{http_version} %{http_code} %{num_connects}\n", "\(base)/\(part)", "\(base)/\(part)"])
         #expect(status == 0 && output.split(separator: "\n") == ["1.1 200 1", "1.1 200 0"], "HTTP/1.1 over TLS, the connection kept alive: \(output)")
 
-        var metrics = ""
-        var answered = -1.0
-        let counted = await StorecastStack.eventually(timeout: .seconds(15)) {
-            metrics = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
-            answered = metrics.split(separator: "\n").first { $0.hasPrefix("storecast_packager_fast_path_answers_total") }.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } ?? -1
-            return answered >= Double(hotAnswers)
-        }
-        #expect(counted && answered == Double(hotAnswers), "the hot path answered the \(hotAnswers) HTTP/2 requests and nothing over HTTP/1.1: \(answered)")
+        let answered = await Self.hotPathAnswers(stack, reaching: Double(hotAnswers))
+        #expect(answered == Double(hotAnswers), "the hot path answered the \(hotAnswers) HTTP/2 requests and nothing over HTTP/1.1: \(answered)")
         _ = await stack.stop()
+    }
+
+    /// The packager's count of hot-path answers as the collector reports it, read until it
+    /// reaches `count` (15 s at most); -1 when the collector does not report it.
+    static func hotPathAnswers(_ stack: StorecastStack, reaching count: Double) async -> Double {
+        var answered = -1.0
+        _ = await StorecastStack.eventually(timeout: .seconds(15)) {
+            let metrics = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
+            answered = metrics.split(separator: "\n").first { $0.hasPrefix("storecast_packager_fast_path_answers_total") }.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } ?? -1
+            return answered >= count
+        }
+        return answered
     }
 
     /// Once shop's `stream` is live over plain HTTP: its first variant's directory

@@ -15,9 +15,15 @@ import StorecastRuntime
 /// on, which then reads and answers them as before (``MediaFastPath``, behind the router's
 /// connection-state handler, still answers media on such a connection). Once the server drains,
 /// everything goes to it.
-final class HTTP1MediaFastPath: ChannelInboundHandler, RemovableChannelHandler {
+///
+/// A client that sends requests and does not read the answers gets no more answers while the
+/// connection cannot take more bytes (NIO's write buffer is over its high-water mark), and no
+/// more of its bytes are read until it can: the packager holds at most about one read's worth of
+/// its requests and the socket's buffers of its answers, as for the router's answers.
+final class HTTP1MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private let origin: MediaFastPath.Origin
@@ -31,6 +37,10 @@ final class HTTP1MediaFastPath: ChannelInboundHandler, RemovableChannelHandler {
     private var bodyToHandOn = 0
     /// False once the input holds bytes ``HTTP1RequestHead`` does not follow.
     private var following = true
+    /// Answers wait for the connection to become writable; reads wait with them.
+    private var waitingToWrite = false
+    /// A read the server asked for while answers waited.
+    private var readHeld = false
 
     init(origin: MediaFastPath.Origin, activity: ConnectionActivity, unchanging: [UInt8], maximumHeadBytes: Int, maximumFields: Int) {
         self.origin = origin
@@ -48,7 +58,19 @@ final class HTTP1MediaFastPath: ChannelInboundHandler, RemovableChannelHandler {
             held.writeBuffer(&bytes)
             bytes = held
         }
+        if waitingToWrite {  // what was read before the reads stopped
+            input = bytes
+            return
+        }
+        process(context, bytes)
+    }
+
+    /// Answers or hands on each whole request at the front of `received`, in order; keeps the
+    /// rest (a head not yet whole, or everything from a request that waits to be answered).
+    private func process(_ context: ChannelHandlerContext, _ received: ByteBuffer) {
+        var bytes = received
         var answered = false
+        defer { if answered { context.flush() } }
         while bytes.readableBytes > 0 {
             if bodyToHandOn > 0 {
                 let n = min(bodyToHandOn, bytes.readableBytes)
@@ -59,7 +81,7 @@ final class HTTP1MediaFastPath: ChannelInboundHandler, RemovableChannelHandler {
             let reading = bytes.withUnsafeReadableBytes { HTTP1RequestHead.read($0, maximumHeadBytes: maximumHeadBytes, maximumFields: maximumFields) }
             switch reading {
             case .incomplete:
-                input = bytes
+                self.input = bytes
                 bytes = ByteBuffer()
             case .unfollowable:
                 following = false
@@ -69,6 +91,11 @@ final class HTTP1MediaFastPath: ChannelInboundHandler, RemovableChannelHandler {
                 bodyToHandOn = body
                 context.fireChannelRead(wrapInboundOut(bytes.readSlice(length: length)!))
             case .plainGet(let head):
+                guard context.channel.isWritable else {
+                    waitingToWrite = true
+                    self.input = bytes
+                    return
+                }
                 guard activity.mayAnswerOnTheWire, let answer = answer(head, remote: context.channel.remoteAddress) else {
                     context.fireChannelRead(wrapInboundOut(bytes.readSlice(length: head.length)!))
                     continue
@@ -82,7 +109,29 @@ final class HTTP1MediaFastPath: ChannelInboundHandler, RemovableChannelHandler {
                 answered = true
             }
         }
-        if answered { context.flush() }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if waitingToWrite, context.channel.isWritable {
+            waitingToWrite = false
+            if let held = input {
+                input = nil
+                process(context, held)
+            }
+            if !waitingToWrite, readHeld {
+                readHeld = false
+                context.read()
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if waitingToWrite {
+            readHeld = true
+        } else {
+            context.read()
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -53,7 +53,9 @@ final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch part {
         case .head(let request):
-            if handedOn == 0, let answer = answer(request, remote: context.channel.remoteAddress) {
+            // Not while the connection cannot take more bytes (a client that sends requests and
+            // reads nothing): the router's answers wait for it, so the request is handed on.
+            if handedOn == 0, context.channel.isWritable, let answer = answer(request, remote: context.channel.remoteAddress) {
                 pending = answer
                 return
             }

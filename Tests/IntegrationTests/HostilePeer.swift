@@ -87,6 +87,21 @@ enum HostilePeer {
 
         func write(_ bytes: [UInt8]) { _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
 
+        /// Sends as much of `bytes` as the server takes within `seconds`, without blocking on a
+        /// server that stopped reading; returns how many bytes it took.
+        func send(_ bytes: [UInt8], within seconds: Double) -> Int {
+            var sent = 0
+            let end = Date().addingTimeInterval(seconds)
+            while sent < bytes.count, Date() < end {
+                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                guard poll(&p, 1, 100) > 0 else { continue }
+                let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                if n < 0 && errno != EAGAIN { break }
+                sent += max(0, n)
+            }
+            return sent
+        }
+
         /// Reads what arrives within `seconds` (up to `count` bytes).
         func read(_ count: Int, within seconds: Double) -> [UInt8] {
             var out: [UInt8] = []

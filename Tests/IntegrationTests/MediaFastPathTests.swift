@@ -10,13 +10,8 @@ import Testing
 /// order whichever path takes each, and the answers counted.
 @Suite(.serialized) struct MediaFastPathTests {
     @Test func theHotPathAnswersAsTheRouterDoesAndInOrder() async throws {
-        let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "hot")
-        try stack.start()
-        try await stack.waitUntilReady()
-        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
+        let (stack, publisher, variant, part) = try await Self.liveShow("hot")
         defer { publisher.stop(grace: 1) }
-        let (variant, part) = try await Self.livePart(stack, stream: "hot")
         let base = "\(stack.playbackBase)/live/shop/hot/\(variant)"
 
         for file in ["init.mp4", part] {
@@ -94,13 +89,8 @@ import Testing
     /// router's answers do; an idle connection, and one that trickles its next request's head
     /// after an answer on the wire, are closed at the deadline all the same.
     @Test func answersOnTheWireKeepAConnectionAliveAndTheIdleDeadlineHolds() async throws {
-        let stack = try StorecastStack()
-        let key = try await stack.provisionStream(tenant: "shop", stream: "wire")
-        try stack.start(packagerArguments: ["--http-idle-timeout", "3"])
-        try await stack.waitUntilReady()
-        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
+        let (stack, publisher, variant, _) = try await Self.liveShow("wire", packagerArguments: ["--http-idle-timeout", "3"])
         defer { publisher.stop(grace: 1) }
-        let (variant, _) = try await Self.livePart(stack, stream: "wire")
         // The hot path answers a stream whose playback access is cached (10 s); the router reads
         // it, so each phase below starts with one request through the router.
         let viaRouter = "\(stack.playbackBase)/live/shop/wire/\(variant)/init.mp4?via=router"
@@ -134,6 +124,44 @@ import Testing
 
         let answered = await Self.hotPathAnswers(stack, reaching: 9)
         #expect(answered == 9, "the 9 answers on the wire are counted: \(answered)")
+        _ = await stack.stop()
+    }
+
+    /// A client that pipelines requests for media and never reads an answer: the hot path on
+    /// the wire stops answering, and reading, while the connection cannot take more bytes, so the
+    /// packager holds about the socket's buffers for it, not every answer asked for (200,000
+    /// segments here; their requests, 15 MB, are more than the kernel's buffers hold), and serves
+    /// everyone else meanwhile.
+    @Test func aClientThatNeverReadsIsNotAnsweredIntoMemory() async throws {
+        let (stack, publisher, variant, part) = try await Self.liveShow("greedy")
+        defer { publisher.stop(grace: 1) }
+        let base = "\(stack.playbackBase)/live/shop/greedy/\(variant)"
+        let playlist = await TestEnvironment.httpText("\(base)/index.m3u8")
+        let segment = try #require(playlist.matches(of: /\n(seg-[0-9]+\.m4s)\n/).last.map { String($0.1) }, "\(playlist)")
+        let size = try #require(await TestEnvironment.httpExchange("\(base)/\(segment)?via=router")).body.count  // caches the playback access
+        let packager = try #require(stack.service("storecast-packager"))
+
+        let request = Array("GET \(URL(string: base)!.path)/\(segment) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let asked = Array(repeating: request, count: 200_000).flatMap { $0 }
+        // Twice: answered on the wire; then after a first request the wire reader does not follow
+        // (the same GET with a chunked, empty body), where the hot path in front of the router
+        // answers them all.
+        let unfollowable = "GET \(URL(string: base)!.path)/\(segment) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+        for (path, first) in [("on the wire", ""), ("in front of the router", unfollowable)] {
+            let before = FaultMatrixTests.residentMiB(packager)
+            let greedy = try HostilePeer.Connection(port: stack.httpPort)
+            let sent = greedy.send(Array(first.utf8) + asked, within: 5)
+            try await Task.sleep(for: .seconds(1))
+            let grown = FaultMatrixTests.residentMiB(packager) - before
+            #expect(sent < asked.count, "\(path): the packager stopped reading a client that does not read (it took \(sent) of \(asked.count) bytes of requests)")
+            #expect(grown < 64, "\(path): the packager grew \(grown) MiB for a client that asked for \(200_000 * size / 1_048_576) MiB and read nothing")
+            _ = await TestEnvironment.httpExchange("\(base)/\(segment)?via=router")  // the playback access, cached again
+            let other = try #require(await TestEnvironment.httpExchange("\(base)/\(part)", timeout: 5))
+            #expect(other.status == 200, "\(path): another player is served meanwhile: \(other.status)")
+            // Once it reads, it gets its answers, in order.
+            let answers = Self.responses(greedy.read(8 << 20, within: 2))
+            #expect(answers.count > 10 && answers.allSatisfy { $0.status == 200 && $0.type == "video/iso.segment" }, "\(path): \(answers.count) answers once it reads")
+        }
         _ = await stack.stop()
     }
 
@@ -191,6 +219,23 @@ import Testing
             return answered >= count
         }
         return answered
+    }
+
+    /// A stack of its own with shop's `stream` live (a 426x240 publisher for 40 s, stopped by
+    /// the caller), its first variant's directory and newest whole part (``livePart(_:stream:)``).
+    static func liveShow(_ stream: String, packagerArguments: [String] = []) async throws -> (stack: StorecastStack, publisher: ServiceProcess, variant: String, part: String) {
+        let stack = try StorecastStack()
+        let key = try await stack.provisionStream(tenant: "shop", stream: stream)
+        try stack.start(packagerArguments: packagerArguments)
+        try await stack.waitUntilReady()
+        let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
+        do {
+            let (variant, part) = try await livePart(stack, stream: stream)
+            return (stack, publisher, variant, part)
+        } catch {
+            publisher.stop(grace: 1)
+            throw error
+        }
     }
 
     /// Once shop's `stream` is live over plain HTTP: its first variant's directory

@@ -73,7 +73,8 @@ struct APIError: Error, HTTPResponseError {
         if error.operationInput == nil, let decoding = error.underlyingError as? DecodingError {
             let field = Self.field(decoding) ?? Self.queryItem(decoding, in: error.request)
             let subject = Self.path(decoding) ?? field ?? "a parameter or the body"
-            return .badRequest(Self.problem(decoding, field: subject) + "; see \(error.operationID) in /openapi.yaml.", field: field)
+            let name = Self.keys(decoding).last { $0.intValue == nil }?.stringValue ?? field
+            return .badRequest(Self.problem(decoding, field: subject, name: name) + "; see \(error.operationID) in /openapi.yaml.", field: field)
         }
         if (400..<500).contains(error.httpStatus.code) {
             return APIError(status: error.httpStatus, code: error.httpStatus == .badRequest ? "bad_request" : "request_refused",
@@ -82,15 +83,25 @@ struct APIError: Error, HTTPResponseError {
         return from(error.underlyingError)
     }
 
-    /// What is wrong with a field, in words (the decoder's own are Swift's).
-    private static func problem(_ error: DecodingError, field: String) -> String {
+    /// What is wrong with a field, in words (the decoder's own are Swift's). `name` is the
+    /// field's own key, where the document lists the values an enum takes.
+    private static func problem(_ error: DecodingError, field: String, name: String?) -> String {
         switch error {
         case .keyNotFound: "\(field) is required"
         case .valueNotFound: "\(field) cannot be null"
         case .typeMismatch(let type, _): "\(field) must be \(kind(type))"
-        case .dataCorrupted(let context): "\(field) has a value the API does not take (\(context.debugDescription))"
+        case .dataCorrupted(let context): outsideEnum(context, field: field, name: name) ?? "\(field) has a value the API does not take (\(context.debugDescription))"
         @unknown default: "\(field) is malformed"
         }
+    }
+
+    /// A value outside an enum (the generated type could not be made from it), with the values
+    /// the document allows where it lists them; nil for any other corrupted data.
+    private static func outsideEnum(_ context: DecodingError.Context, field: String, name: String?) -> String? {
+        guard let type = context.debugDescription.firstMatch(of: #/Cannot initialize (\w+)/#).map({ String($0.1) }) else { return nil }
+        let given = context.debugDescription.firstMatch(of: #/invalid \w+ value (.*)$/#).map { " (\($0.1))" } ?? ""
+        guard let allowed = OpenAPIDocument.allowedValues(type: type, field: name) else { return "\(field) has a value the API does not take\(given)" }
+        return "\(field) has a value the API does not take\(given); it takes one of: \(allowed.joined(separator: ", "))"
     }
 
     /// A query item's enum that failed: its decoder names no key, only the generated type and

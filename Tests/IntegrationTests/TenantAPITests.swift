@@ -493,6 +493,7 @@ import Testing
             ("POST", "/v1/tenants/shop/api-keys", #"{"scopes":["playback:sign"]}"#, 403, "cannot make a key with playback:sign"),
             ("POST", "/v1/tenants/shop/api-keys", #"{"scopes":["streams:read"]}"#, 201, #""key":"sck_"#),
             ("POST", "/v1/tenants/shop/api-keys", #"{"scopes":["everything"]}"#, 400, #""field":"scopes""#),
+            ("POST", "/v1/tenants/shop/api-keys", #"{"scopes":["everything"]}"#, 400, "(everything); it takes one of: streams:read, streams:write, playback:sign, recordings, webhooks, highlights"),
             ("PUT", "/v1/tenants/shop/storage-quota", #"{"bytes":1}"#, 403, "Only the platform's operator"),
         ]
         for c in cases {

@@ -96,7 +96,7 @@ import Testing
         let wrongType = DecodingError.typeMismatch(Int.self, .init(codingPath: [Key(stringValue: "storageQuotaBytes")], debugDescription: "Expected Int"))
         let typed = APIError.from(Self.serverError(wrongType, input: nil, status: .badRequest))
         #expect(typed.field == "storageQuotaBytes" && typed.message.hasPrefix("storageQuotaBytes must be a whole number"), "\(typed.message)")
-        #expect(refused.message.hasPrefix("scopes[0] has a value the API does not take (Cannot initialize Scope)"), "\(refused.message)")
+        #expect(refused.message.hasPrefix("scopes[0] has a value the API does not take; it takes one of: streams:read, streams:write, playback:sign, recordings, webhooks, highlights;"), "\(refused.message)")
         // A nested field names its whole place in the message, and its top-level field.
         let rung = DecodingError.keyNotFound(Key(stringValue: "shortSide"), .init(codingPath: [Key(stringValue: "rungs"), Key(intValue: 0)], debugDescription: ""))
         let nested = APIError.from(Self.serverError(rung, input: nil, status: .badRequest))
@@ -106,6 +106,7 @@ import Testing
         var leases = Self.serverError(current, input: nil, status: .badRequest)
         leases.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/leases?limit=5&current=maybe")
         #expect(APIError.from(leases).field == "current")
+        #expect(APIError.from(leases).message.hasPrefix("current has a value the API does not take (maybe); it takes one of: true, false;"), "\(APIError.from(leases).message)")
         leases.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/leases?limit=5")
         #expect(APIError.from(leases).field == nil && APIError.from(leases).message.hasPrefix("a parameter or the body has a value"))
         // A shared parameter's type is named after its component (FeedOrder for order): the value finds it.
@@ -113,6 +114,10 @@ import Testing
         var feed = Self.serverError(order, input: nil, status: .badRequest)
         feed.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/feed/shop?limit=5&order=random")
         #expect(APIError.from(feed).field == "order")
+        #expect(APIError.from(feed).message.hasPrefix("order has a value the API does not take (random); it takes one of: viewers, started;"), "\(APIError.from(feed).message)")
+        // Corrupted data that is not an enum's keeps the decoder's words.
+        let date = DecodingError.dataCorrupted(.init(codingPath: [Key(stringValue: "expiresAt")], debugDescription: "Expected date string to be ISO8601-formatted."))
+        #expect(APIError.from(Self.serverError(date, input: nil, status: .badRequest)).message.hasPrefix("expiresAt has a value the API does not take (Expected date string to be ISO8601-formatted.)"))
         feed.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/feed/shop?order=random&sort=random")
         #expect(APIError.from(feed).field == nil, "two items with that value: neither is named")
         // The handler's own refusal passes through unchanged.
@@ -175,5 +180,29 @@ import Testing
         }
         #expect(names.count >= 3, "\(names)")
         #expect(names == Set(PlainHeaderValues.declared.map { $0.canonicalName }), "\(names)")
+    }
+}
+
+/// The values an error lists for a value outside an enum, read off the API's own document by the
+/// generated type's name or the field's: a golden table.
+@Suite struct DocumentedEnumsTests {
+    static let cases: [(type: String?, field: String?, allowed: [String]?)] = [
+        ("Scope", "scopes", ["streams:read", "streams:write", "playback:sign", "recordings", "webhooks", "highlights"]),  // a component schema
+        ("Visibility", "visibility", ["public", "private"]),
+        ("FeedOrder", "order", ["viewers", "started"]),  // a shared parameter, feedOrder
+        ("CurrentPayload", "current", ["true", "false"]),  // a parameter's inline enum
+        ("PresetPayload", "preset", ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),  // a property's
+        ("GopSecondsPayload", "gopSeconds", ["1", "2"]),
+        ("RecordingPayload", "recording", ["on", "off"]),
+        ("StatePayload", "state", nil),  // several properties named state, each its own list: none is named
+        (nil, "order", ["viewers", "started"]),  // every order lists the same values
+        ("Nope", "nope", nil),
+        ("Scope|.*", "x", nil),  // not a name: nothing is looked up
+    ]
+
+    @Test(arguments: cases.indices)
+    func allowedValues(_ i: Int) {
+        let c = Self.cases[i]
+        #expect(OpenAPIDocument.allowedValues(type: c.type, field: c.field) == c.allowed, "\(c)")
     }
 }

@@ -71,7 +71,7 @@ struct APIError: Error, HTTPResponseError {
     static func from(_ error: ServerError) -> APIError {
         if let own = error.underlyingError as? APIError { return own }
         if error.operationInput == nil, let decoding = error.underlyingError as? DecodingError {
-            let field = Self.field(decoding) ?? Self.queryItem(decoding, in: error.request)
+            let field = Self.field(decoding) ?? Self.queryItem(decoding, in: error.request) ?? Self.mistypedQueryItem(decoding, in: error.request)
             let subject = Self.path(decoding) ?? field ?? "a parameter or the body"
             let name = Self.keys(decoding).last { $0.intValue == nil }?.stringValue ?? field
             return .badRequest(Self.problem(decoding, field: subject, name: name) + "; see \(error.operationID) in /openapi.yaml.", field: field)
@@ -117,6 +117,23 @@ struct APIError: Error, HTTPResponseError {
         }
         let name = first.lowercased() + type.dropFirst()
         return items.contains { $0.name == name } ? name : nil
+    }
+
+    /// A query item of the wrong type (`?limit=abc`): its decoder names no key either. The item
+    /// is the one the document declares of that type whose value is not, when exactly one is not.
+    private static func mistypedQueryItem(_ error: DecodingError, in request: HTTPRequest) -> String? {
+        guard case .typeMismatch(let type, let context) = error, context.codingPath.isEmpty,
+              let items = request.path.flatMap({ URLComponents(string: $0)?.queryItems }) else { return nil }
+        let fits: (String) -> Bool, declared: String
+        switch ObjectIdentifier(type) {
+        case ObjectIdentifier(Int.self), ObjectIdentifier(Int64.self), ObjectIdentifier(Int32.self): (fits, declared) = ({ Int64($0) != nil }, "integer")
+        case ObjectIdentifier(Double.self): (fits, declared) = ({ Double($0) != nil }, "number")
+        case ObjectIdentifier(Bool.self): (fits, declared) = ({ Bool($0) != nil }, "boolean")
+        default: return nil
+        }
+        let ofThatType = OpenAPIDocument.queryParameters(ofType: declared)
+        let mistyped = Set(items.filter { ofThatType.contains($0.name) && !fits($0.value ?? "") }.map(\.name))
+        return mistyped.count == 1 ? mistyped.first : nil
     }
 
     private static func kind(_ type: Any.Type) -> String {

@@ -487,6 +487,7 @@ import Testing
         let cases: [(method: String, path: String, body: String?, status: Int, says: String)] = [
             ("GET", "/v1/tenants/shop/streams/live", nil, 200, #""slug":"live""#),
             ("GET", "/v1/tenants/shop/streams", nil, 200, #""streams":["#),
+            ("GET", "/v1/tenants/shop/streams?limit=abc", nil, 400, #"limit must be a whole number"#),
             ("POST", "/v1/tenants/shop/streams", #"{"slug":"other"}"#, 403, "lacks the streams:write scope"),
             ("POST", "/v1/tenants/shop/streams/live/playback-tokens", #"{}"#, 403, "lacks the playback:sign scope"),
             ("PUT", "/v1/tenants/shop/streams/live/recording", #"{"enabled":true}"#, 403, "lacks the recordings scope"),

@@ -109,6 +109,17 @@ import Testing
         #expect(APIError.from(leases).message.hasPrefix("current has a value the API does not take (maybe); it takes one of: true, false;"), "\(APIError.from(leases).message)")
         leases.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/leases?limit=5")
         #expect(APIError.from(leases).field == nil && APIError.from(leases).message.hasPrefix("a parameter or the body has a value"))
+        // A query item of the wrong type: the one item whose value is not of that type.
+        let notANumber = DecodingError.typeMismatch(Int.self, .init(codingPath: [], debugDescription: "Failed to convert to the requested type."))
+        var streams = Self.serverError(notANumber, input: nil, status: .badRequest)
+        streams.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/tenants/shop/streams?state=live&limit=abc")
+        #expect(APIError.from(streams).field == "limit" && APIError.from(streams).message.hasPrefix("limit must be a whole number"), "\(APIError.from(streams).message)")
+        streams.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/tenants/shop/streams?limit=1.5&cursor=abc")
+        #expect(APIError.from(streams).field == "limit", "a fraction is not a whole number; the cursor is no integer parameter")
+        streams.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/tenants/shop/streams?limit=abc&limit=xyz&state=live")
+        #expect(APIError.from(streams).field == "limit", "the one name, given twice")
+        streams.request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/tenants/shop/streams?state=live")
+        #expect(APIError.from(streams).field == nil, "no integer item: none is named")
         // A shared parameter's type is named after its component (FeedOrder for order): the value finds it.
         let order = DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "Cannot initialize FeedOrder from invalid String value random"))
         var feed = Self.serverError(order, input: nil, status: .badRequest)
@@ -199,6 +210,14 @@ import Testing
         ("Nope", "nope", nil),
         ("Scope|.*", "x", nil),  // not a name: nothing is looked up
     ]
+
+    /// The query parameters a wrong type can be found among: `limit` and the like are integers;
+    /// `state` and `cursor` are not.
+    @Test func queryParametersOfAType() {
+        let integers = OpenAPIDocument.queryParameters(ofType: "integer")
+        #expect(integers.contains("limit") && !integers.contains("state") && !integers.contains("cursor"), "\(integers)")
+        #expect(OpenAPIDocument.queryParameters(ofType: "integer|string").isEmpty)
+    }
 
     @Test(arguments: cases.indices)
     func allowedValues(_ i: Int) {

@@ -29,6 +29,14 @@ extension OpenAPIDocument {
             .union(lists(#"\{name: \#(field), in: \w+, schema: \{[^{}\n]*enum: \[([^\]\n]*)\]"#)))
     }
 
+    /// The query parameters the document declares of a JSON type (`integer`, `number`,
+    /// `boolean`), by name, in any operation: where a query item of the wrong type was refused,
+    /// only these can be the one.
+    static func queryParameters(ofType type: String, in text: String = yaml) -> Set<String> {
+        guard isName(type), let regex = try? Regex(#"\{name: ([\w-]+), in: query, schema: \{type: \#(type)\b"#) else { return [] }
+        return Set(text.matches(of: regex).compactMap { $0.output[1].substring.map(String.init) })
+    }
+
     /// `a, "b:c", 1` as its values.
     private static func values(_ list: Substring) -> [String] {
         list.split(separator: ",").map { item in

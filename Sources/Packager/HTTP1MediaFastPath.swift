@@ -1,6 +1,5 @@
 import ConnectionBudget
 import NIOCore
-import StorecastRuntime
 
 /// The origin's hot path on the wire of a plain HTTP/1.1 connection (issue 18): it reads the
 /// connection's bytes before Hummingbird's parser does, and answers a plain GET of media that
@@ -146,9 +145,8 @@ final class HTTP1MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func answer(_ head: HTTP1RequestHead, remote: SocketAddress?) -> MediaAnswer? {
         origin.answer(path: head.target, ifNoneMatch: head.ifNoneMatch) {
-            ViewerAccounting.session(playbackSessionID: head.playbackSessionID,
-                                     address: ClientAddress.resolve(peer: remote?.ipAddress, forwardedFor: head.forwardedFor, trustedProxies: origin.trustedProxies),
-                                     userAgent: head.userAgent)
+            ViewerAccountingMiddleware.session(playbackSessionID: head.playbackSessionID, forwardedFor: head.forwardedFor, userAgent: head.userAgent,
+                                               peer: remote?.ipAddress, trustedProxies: origin.trustedProxies)
         }
     }
 }

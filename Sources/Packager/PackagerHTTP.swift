@@ -406,10 +406,15 @@ struct ViewerAccountingMiddleware: RouterMiddleware {
 
     /// The viewer session a request counts for (``ViewerAccounting/session(playbackSessionID:address:userAgent:)``).
     static func session(_ headers: HTTPFields, peer: String?, trustedProxies: Set<String>) -> String {
+        session(playbackSessionID: headers[playbackSessionID], forwardedFor: headers[forwardedFor], userAgent: headers[.userAgent], peer: peer, trustedProxies: trustedProxies)
+    }
+
+    /// The same from the three fields it reads, as the wire-level hot path has them.
+    static func session(playbackSessionID: String?, forwardedFor: String?, userAgent: String?, peer: String?, trustedProxies: Set<String>) -> String {
         ViewerAccounting.session(
-            playbackSessionID: headers[playbackSessionID],
-            address: ClientAddress.resolve(peer: peer, forwardedFor: headers[forwardedFor], trustedProxies: trustedProxies),
-            userAgent: headers[.userAgent])
+            playbackSessionID: playbackSessionID,
+            address: ClientAddress.resolve(peer: peer, forwardedFor: forwardedFor, trustedProxies: trustedProxies),
+            userAgent: userAgent)
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

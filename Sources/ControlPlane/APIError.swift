@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import OpenAPIRuntime
+import StorecastRuntime
 
 /// Every API failure as JSON, one shape for every 4xx and 5xx (issue 16):
 /// `{"error": {"code": "...", "message": "...", "field": "..." or null}}`. `field` names the
@@ -44,7 +45,11 @@ struct APIError: Error, HTTPResponseError {
     static let unavailable = APIError(status: .serviceUnavailable, code: "database_unavailable", message: "The metadata database is unreachable; retry shortly.", retryAfter: 5)
     static func tooManyFailures(wait seconds: Int) -> APIError {
         APIError(status: .tooManyRequests, code: "too_many_failed_attempts",
-                 message: "Too many wrong tokens from this address or for this key; wait \(seconds) s, then check the token.", retryAfter: seconds)
+                 message: "Too many wrong tokens from this address; wait \(seconds) s, then check the token.", retryAfter: seconds)
+    }
+    static func tooManyKeyFailures(keyID: String, wait seconds: Int) -> APIError {
+        APIError(status: .tooManyRequests, code: "too_many_failed_attempts",
+                 message: "Too many wrong secrets for API key \(keyID); this one was not checked. Wait \(seconds) s, then check the key (its right secret is not refused).", retryAfter: seconds)
     }
 
     /// An error of Hummingbird's own (no route, a bad parameter) or an unexpected one, in this shape.
@@ -70,6 +75,7 @@ struct APIError: Error, HTTPResponseError {
     /// a wrong content type), which never reached the handler: 400, naming the field.
     static func from(_ error: ServerError) -> APIError {
         if let own = error.underlyingError as? APIError { return own }
+        if let problem = error.underlyingError as? JSONFieldProblem { return .badRequest(problem.message, field: problem.field) }  // a merge patch's own decoder
         if error.operationInput == nil, let decoding = error.underlyingError as? DecodingError {
             let field = Self.field(decoding) ?? Self.queryItem(decoding, in: error.request) ?? Self.mistypedQueryItem(decoding, in: error.request)
             let subject = Self.path(decoding) ?? field ?? "a parameter or the body"

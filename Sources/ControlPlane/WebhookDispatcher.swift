@@ -154,7 +154,7 @@ public struct WebhookDispatcher: Service {
         do {
             let deadline = NIODeadline.now() + .seconds(WebhookRetryPolicy.timeout.components.seconds)
             let response = try await client.execute(request, deadline: deadline)
-            let retryAfter = response.headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds(max(0, $0)) }
+            let retryAfter = response.headers.first(name: "Retry-After").flatMap { WebhookRetryPolicy.retryAfter($0, now: Date()) }
             result = .success((Int(response.status.code), retryAfter))
             _ = try? await response.body.collect(upTo: 64 * 1024)
         } catch {

@@ -68,6 +68,16 @@ public enum APIKeyStore {
         return Holder(keyID: key.id, tenant: rows.value(0, "slug") ?? "", scopes: (rows.value(0, "scopes") ?? "").split(separator: ",").map(String.init))
     }
 
+    /// The stored hash of the usable key `id` (not revoked, its tenant not suspended), or nil:
+    /// what ``KeyIDThrottle`` compares secrets with while the id is over its budget.
+    public static func storedHash(_ db: PostgresConnection, id: String) throws -> String? {
+        try db.execute(
+            """
+            SELECT k.secret_hash FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+            WHERE k.id = $1 AND k.revoked_at IS NULL AND t.suspended_at IS NULL
+            """, [id]).value(0, "secret_hash")
+    }
+
     private static let columns = """
         k.id, t.slug AS tenant, k.name, array_to_string(k.scopes, ',') AS scopes, k.created_by,
         \(SQLTime.utc("k.created_at")) AS created_at, \(SQLTime.utc("k.last_used_at")) AS last_used_at,

@@ -2,7 +2,8 @@ import Foundation
 
 /// The operator's bearer token for the control API. There is no open mode: a missing token, a
 /// short one or a known placeholder (compose's old `change-me`) stops the service at start
-/// with what to do instead.
+/// with what to do instead. Only `--insecure-dev` starts without one given, and then with a
+/// random one made for that run (``checkOrMake(_:insecureDev:)``), never with none.
 public enum AdminToken {
     public static let minimumLength = 24
     /// Values copied from examples, refused whatever their case.
@@ -29,5 +30,14 @@ public enum AdminToken {
             throw Refused(description: "the admin token has \(trimmed.count) characters, fewer than \(minimumLength): set a random one (\(hint))")
         }
         return trimmed
+    }
+
+    /// `--insecure-dev`: the token given (held to the same rules), else a random one made for
+    /// this run, which the caller says in its log. Without the flag, ``check(_:)``.
+    public static func checkOrMake(_ value: String?, insecureDev: Bool) throws -> (token: String, made: Bool) {
+        guard insecureDev, (value ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return (try check(value), false) }
+        var random = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        return ("dev_" + String((0..<32).map { _ in alphabet[Int(random.next(upperBound: UInt32(alphabet.count)))] }), true)
     }
 }

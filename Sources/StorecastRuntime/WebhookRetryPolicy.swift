@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a webhook delivery does after an attempt, as a pure decider (issue 16), tested with a table.
 ///
 /// - A 2xx answer delivers it.
@@ -29,6 +31,25 @@ public struct WebhookRetryPolicy: Sendable {
     }
 
     public var scale: Double
+
+    /// A `Retry-After` field's wait from `now` (RFC 9110 10.2.3): delay-seconds, or an HTTP-date
+    /// in any of the three forms a recipient must read (IMF-fixdate, RFC 850, asctime). A date
+    /// already past is no wait; a value of neither form is nil (the schedule alone applies).
+    public static func retryAfter(_ value: String, now: Date) -> Duration? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) { return .seconds(Int(text) ?? Int.max / 2) }
+        for format in httpDateFormats {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return .milliseconds(max(0, Int((date.timeIntervalSince(now) * 1000).rounded(.up)))) }
+        }
+        return nil
+    }
+
+    /// IMF-fixdate, RFC 850 and asctime (RFC 9110 5.6.7).
+    static let httpDateFormats = ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy"]
 
     public init(scale: Double = 1) { self.scale = scale }
 

@@ -24,6 +24,7 @@ struct APICommand: AsyncParsableCommand {
     @Option(help: "Open HTTP connections from one IP address (0: no cap).") var httpMaxConnectionsPerIP = HTTPConnectionLimits().maximumConnectionsPerIP
     @Option(parsing: .upToNextOption, help: "IP addresses of proxies in front of the API (load balancers) whose X-Forwarded-For names the client; wrong tokens are limited per client address.") var trustedProxy: [String] = []
     @Flag(help: "Let webhooks go to loopback, private and link-local addresses (development; by default they are refused, so a tenant cannot reach into your networks).") var webhookAllowPrivateNetworks = false
+    @Flag(help: "Development on this machine only: start without an admin token (a random one is made and logged), and let webhooks reach loopback and private addresses. Refused with an --http-host other than loopback. Never in production.") var insecureDev = false
     @Option(help: .hidden) var webhookRetryScale = 1.0
     @Option(help: .hidden) var webhookHoldSeconds = 60
     @Option(help: "Log level.") var logLevel = "info"
@@ -32,13 +33,18 @@ struct APICommand: AsyncParsableCommand {
         Observability.bootstrap(service: "api", logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         let logger = Logger(label: "storecast.api")
         let database = PostgresExecutor(conninfo: self.database, name: "api-db")
-        let token = try AdminToken.check(adminToken ?? ProcessInfo.processInfo.environment["STORECAST_ADMIN_TOKEN"])
+        if insecureDev { try InsecureDevMode.checkHost(httpHost) }
+        let (token, madeToken) = try AdminToken.checkOrMake(adminToken ?? ProcessInfo.processInfo.environment["STORECAST_ADMIN_TOKEN"], insecureDev: insecureDev)
+        if insecureDev {
+            logger.warning("insecure development mode: this host only, webhooks may reach private networks; never use it in production",
+                           metadata: madeToken ? ["admin_token": "\(token)", "admin_token_source": "made for this run"] : ["admin_token_source": "given"])
+        }
         var httpLimits = HTTPConnectionLimits()
         httpLimits.idleTimeout = .milliseconds(Int(max(1, httpIdleTimeout) * 1000))
         httpLimits.maximumConnectionsPerIP = max(0, httpMaxConnectionsPerIP)
         let feed = StreamEventFeed(database: database, logger: logger)
         var webhooks = WebhookDispatcher.Settings()
-        webhooks.allowInternalAddresses = webhookAllowPrivateNetworks
+        webhooks.allowInternalAddresses = webhookAllowPrivateNetworks || insecureDev
         webhooks.retryScale = max(0.0001, min(1, webhookRetryScale))
         webhooks.holdSeconds = webhookHoldSeconds
         let catalog = StreamCatalog(database: database)

@@ -70,7 +70,7 @@ struct Dev: AsyncParsableCommand {
             ("storecast-ingest", ["--database", postgres.conninfo, "--rtmp-port", "\(rtmpPort)", "--work-endpoint", work, "--packager-endpoint", renditions, "--metrics-endpoint", telemetry]),
             ("storecast-transcoder", transcoderArgs),
             ("storecast-api", ["--database", postgres.conninfo, "--http-port", "\(apiPort)", "--metrics-endpoint", telemetry,
-                               "--rtmp-base-url", "rtmp://\(publicHost):\(rtmpPort)", "--playback-base-url", "http://\(publicHost):\(httpPort)"]),
+                               "--rtmp-base-url", "rtmp://\(publicHost):\(rtmpPort)", "--playback-base-url", "http://\(publicHost):\(httpPort)", "--insecure-dev"]),
         ].map { ($0.0, $0.1 + ["--zmq-keys", keys]) }
         var children: [Process] = []
         for (name, args) in services {

@@ -130,6 +130,12 @@ import Testing
         #expect(ends.count == 1, "one end, after the second publisher unpublished")
         let sessions = try await db.execute("SELECT count(*) AS n, max(end_reason) AS reason FROM sessions")
         #expect(sessions.int(0, "n") == 1 && sessions.value(0, "reason") == "unpublished")
+        // Tenants' webhooks hear it as it went (issue 16): connected, reconnecting when the
+        // connection died, connected again when it came back, ended, all of the one session.
+        let events = try await db.execute("SELECT type, body::jsonb->'data'->>'sessionId' AS session FROM webhook_events ORDER BY id")
+        let types = (0..<events.count).compactMap { events.value($0, "type") }
+        #expect(types == ["stream.connected", "stream.reconnecting", "stream.connected", "stream.ended"], "the outbox: \(types)")
+        #expect(Set((0..<events.count).compactMap { events.value($0, "session") }) == [String(announces[0].sessionID)], "one session throughout")
         _ = await h.stop()
     }
 

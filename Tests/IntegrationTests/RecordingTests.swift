@@ -16,9 +16,14 @@ import Testing
         let key = try await stack.provisionStream(tenant: "shop", stream: "show")
         let otherKey = try await stack.provisionStream(tenant: "shop", stream: "unrecorded")
         let dir = stack.logDirectory.appendingPathComponent("recordings")
-        try stack.start(packagerArguments: ["--recordings-dir", dir.path])
+        try stack.start(packagerArguments: ["--recordings-dir", dir.path], apiArguments: ["--webhook-allow-private-networks"])
         try await stack.waitUntilReady()
         let api = "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams"
+        // A tenant's webhook that asked for recording.ready alone (issue 16).
+        let receiver = try WebhookTests.Receiver(logDirectory: stack.logDirectory)
+        defer { receiver.process?.stop() }
+        let endpoint = try await WebhookTests.endpoint("http://127.0.0.1:\(stack.apiPort)", tenant: "shop", url: receiver.url, eventTypes: ["recording.ready"])
+        try await receiver.start(secret: endpoint.secret)
         #expect(await TestEnvironment.http("PUT", "\(api)/show/recording", json: #"{"enabled": true}"#)?.status == 200)
         #expect(await TestEnvironment.http("PUT", "\(api)/nope/recording", json: #"{"enabled": true}"#)?.status == 404)
         #expect(await TestEnvironment.http("PUT", "\(api)/show/recording", json: #"{"enabled": "yes"}"#)?.status == 400)
@@ -45,6 +50,7 @@ import Testing
         #expect((row["bytes"] as? Int ?? 0) > 100_000)
         let path = try #require(row["path"] as? String)
         #expect(path.hasPrefix(dir.path + "/shop/show/"))
+        try await Self.expectRecordingEvent(receiver, "recording.ready", of: row)
 
         let vod = try String(contentsOfFile: path + "/360p/index.m3u8", encoding: .utf8)
         #expect(vod.contains("#EXT-X-PLAYLIST-TYPE:VOD") && vod.hasSuffix("#EXT-X-ENDLIST\n"), "\(vod)")
@@ -103,8 +109,12 @@ import Testing
         let (mounted, mountLog) = try await ServiceProcess.run(URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=384k", "tmpfs", dir.path])
         try #require(mounted == 0, "this test mounts a small tmpfs and needs root: \(mountLog)")
         defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: ["-l", dir.path]) }
-        try stack.start(packagerArguments: ["--recordings-dir", dir.path])
+        try stack.start(packagerArguments: ["--recordings-dir", dir.path], apiArguments: ["--webhook-allow-private-networks"])
         try await stack.waitUntilReady()
+        let receiver = try WebhookTests.Receiver(logDirectory: stack.logDirectory)
+        defer { receiver.process?.stop() }
+        let endpoint = try await WebhookTests.endpoint("http://127.0.0.1:\(stack.apiPort)", tenant: "shop", url: receiver.url, eventTypes: ["recording.failed"])
+        try await receiver.start(secret: endpoint.secret)
         #expect(await TestEnvironment.http("PUT", "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/tiny/recording", json: #"{"enabled": true}"#)?.status == 200)
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 30, logDirectory: stack.logDirectory)
         defer { publisher.stop(grace: 1) }
@@ -115,6 +125,7 @@ import Testing
         }
         #expect(failed, "the recording fails when the disk is full: \(rows)\n\(stack.logs())")
         #expect((rows.first?["error"] as? String)?.contains("No space left on device") == true, "\(rows)")
+        try await Self.expectRecordingEvent(receiver, "recording.failed", of: try #require(rows.first))
         // Live keeps going: the playlist still gains segments after the failure.
         let playlist = { await TestEnvironment.httpText("\(stack.playbackBase)/live/shop/tiny/360p/index.m3u8") }
         let last = { (text: String) in text.matches(of: /\nseg-(\d+)\.m4s/).last.map { Int($0.1)! } ?? -1 }
@@ -123,6 +134,18 @@ import Testing
         let after = last(await playlist())
         #expect(before >= 0 && advanced, "live segments after the failure: \(before) → \(after)")
         _ = await stack.stop()
+    }
+
+    /// The receiver, whose endpoint asked for `type` alone, gets that event of the recording
+    /// `row` (verified, with its id, state and error) and nothing else of the show.
+    static func expectRecordingEvent(_ receiver: WebhookTests.Receiver, _ type: String, of row: [String: Any]) async throws {
+        let delivered = await StorecastStack.eventually(timeout: .seconds(15)) { receiver.requests.contains { $0["answer"] as? Int == 200 } }
+        let requests = receiver.requests
+        #expect(delivered && requests.allSatisfy { $0["type"] as? String == type && $0["verified"] as? Bool == true }, "only \(type), verified: \(requests)")
+        let data = try #require(requests.first?["data"] as? [String: Any], "\(requests)")
+        #expect(data["recordingId"] as? Int == row["id"] as? Int && data["state"] as? String == row["state"] as? String && data["stream"] as? String == row["stream"] as? String,
+                "the event names the recording: \(data) \(row)")
+        #expect(data["error"] as? String == row["error"] as? String, "and why it failed, where it did: \(data)")
     }
 
     /// Bytes of every file under `dir`.

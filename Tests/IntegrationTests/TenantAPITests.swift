@@ -18,12 +18,12 @@ import Testing
         let db: PostgresExecutor
         var base: String { "http://127.0.0.1:\(stack.apiPort)" }
 
-        /// `arguments`: more for storecast-api.
-        init(arguments: [String] = []) async throws {
+        /// `arguments`: more for storecast-api; `adminToken`: nil gives it none.
+        init(arguments: [String] = [], adminToken: String? = TestEnvironment.adminToken) async throws {
             stack = try StorecastStack()
             self.arguments = [
                 "--database", stack.database, "--http-host", "127.0.0.1", "--http-port", "\(stack.apiPort)", "--metrics-endpoint", "tcp://127.0.0.1:1",
-                "--admin-token", TestEnvironment.adminToken, "--zmq-keys", TestEnvironment.zmqKeys] + arguments
+                "--zmq-keys", TestEnvironment.zmqKeys] + (adminToken.map { ["--admin-token", $0] } ?? []) + arguments
             _ = try await stack.cli(["migrate", "--migrations", TestEnvironment.migrationsDirectory.path])
             process = try ServiceProcess(name: "storecast-api", executable: try TestEnvironment.binary("storecast-api"), arguments: self.arguments, logDirectory: stack.logDirectory)
             db = PostgresExecutor(conninfo: stack.database)
@@ -551,6 +551,70 @@ import Testing
         let waiting = await api.call("GET", "/v1/tenants", token: TestEnvironment.adminToken)
         #expect(waiting.status == 429 && Int(waiting.headers["retry-after"] ?? "") ?? 0 >= 1 && waiting.body.contains("too_many_failed_attempts"), "\(waiting.status) \(waiting.headers) \(waiting.body)")
         #expect(api.process.log.contains("API request refused: wrong token"), "\(api.process.log.suffix(2000))")
+    }
+
+    /// Wrong secrets for one key id are limited whatever address they come from (each request
+    /// here names another client through a trusted proxy, so no address reaches its own limit):
+    /// past five, they are refused 429 without being looked up, and the key's right secret still
+    /// works all the while.
+    @Test func wrongSecretsForOneKeyAreLimitedFromAnyAddressButItsOwnerIsNot() async throws {
+        let api = try await API(arguments: ["--trusted-proxy", "127.0.0.1"])
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        let key = try await api.key("shop", scopes: ["streams:read"])
+        let guess = { (i: Int) in "sck_\(key.id)_\(String(repeating: "z", count: 36))\(1000 + i)" }
+        var statuses: [Int] = []
+        for i in 0..<8 {
+            statuses.append(await api.call("GET", "/v1/tenants/shop/streams", token: guess(i), headers: ["X-Forwarded-For": "198.51.100.\(i + 1)"]).status)
+        }
+        #expect(statuses == [401, 401, 401, 401, 401, 401, 429, 429], "five free, the sixth starts the wait, then refused: \(statuses)")
+        let owner = await api.call("GET", "/v1/tenants/shop/streams", token: key.text, headers: ["X-Forwarded-For": "203.0.113.7"])
+        #expect(owner.status == 200, "the key's own secret is never refused: \(owner.status) \(owner.body)")
+        let refused = await api.call("GET", "/v1/tenants/shop/streams", token: guess(9), headers: ["X-Forwarded-For": "198.51.100.99"])
+        #expect(refused.status == 429 && refused.body.contains(#""code":"too_many_failed_attempts""#) && refused.body.contains(key.id)
+                && Int(refused.headers["retry-after"] ?? "") ?? 0 >= 1, "\(refused.status) \(refused.headers) \(refused.body)")
+        #expect(api.process.log.contains("not looked up"), "\(api.process.log.suffix(2000))")
+        // Another key of the tenant is not touched.
+        let other = try await api.key("shop", scopes: ["streams:read"])
+        #expect(await api.call("GET", "/v1/tenants/shop/streams", token: "sck_\(other.id)_\(String(repeating: "z", count: 40))", headers: ["X-Forwarded-For": "198.51.100.200"]).status == 401)
+    }
+
+    /// `--insecure-dev` (what `storecast dev` passes): the API starts without an admin token
+    /// given, with a random one it made and logged, never open; webhooks may reach this host; and
+    /// it refuses to listen anywhere but loopback. Without the flag, no token stops it at start.
+    @Test func insecureDevStartsWithAMadeTokenOnThisHostOnly() async throws {
+        let api = try await API(arguments: ["--insecure-dev"], adminToken: nil)
+        defer { api.stop() }
+        let token = try #require(api.process.log.firstMatch(of: /admin_token=(dev_[a-z0-9]{32})/).map { String($0.1) }, "the made token is in the log: \(api.process.log)")
+        #expect(await api.call("GET", "/v1/tenants", token: nil).status == 401, "never open")
+        #expect(await api.call("GET", "/v1/tenants", token: "dev_" + String(repeating: "0", count: 32)).status == 401)
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: token).status == 201, "the made token is the operator's")
+        let hook = await api.call("POST", "/v1/tenants/shop/webhooks", json: #"{"url":"http://127.0.0.1:9/hook"}"#, token: token)
+        #expect(hook.status == 201, "a receiver on this host is allowed in development: \(hook.status) \(hook.body)")
+        let binary = try TestEnvironment.binary("storecast-api")
+        let common = ["--database", api.stack.database, "--http-port", "\(try TestEnvironment.freePort())", "--zmq-keys", TestEnvironment.zmqKeys]
+        let exposed = try await ServiceProcess.run(binary, common + ["--insecure-dev", "--http-host", "0.0.0.0"], timeout: 10)
+        #expect(exposed.status != 0 && exposed.output.contains("--insecure-dev serves this host only"), "\(exposed.status) \(exposed.output)")
+        let given = try await ServiceProcess.run(binary, common + ["--insecure-dev", "--admin-token", "change-me"], timeout: 10)
+        #expect(given.status != 0 && given.output.contains("known placeholder"), "a token given is held to the rules: \(given.status) \(given.output)")
+    }
+
+    /// Request bodies are capped at 64 KiB, on generated and hand-written operations alike:
+    /// over it, 413 in the one error shape; just under it, the body is read (and refused for
+    /// what it says, not for its size).
+    @Test func bodiesOverSixtyFourKiBAreRefused() async throws {
+        let api = try await API()
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        #expect(await api.call("POST", "/v1/tenants/shop/streams", json: #"{"slug":"live"}"#, token: TestEnvironment.adminToken).status == 201)
+        // A body of exactly `bytes`, its title far over its 200 characters.
+        let padded = { (head: String, bytes: Int) in head + String(repeating: "a", count: bytes - head.utf8.count - 2) + #""}"# }
+        for (method, path, head) in [("POST", "/v1/tenants/shop/streams", #"{"slug":"big","title":""#), ("PATCH", "/v1/tenants/shop/streams/live", #"{"title":""#)] {
+            let over = await api.call(method, path, json: padded(head, 64 * 1024 + 1), token: TestEnvironment.adminToken)
+            #expect(over.status == 413 && over.body.contains(#""code":"body_too_large""#), "\(method) \(path) over 64 KiB: \(over.status) \(over.body)")
+            let under = await api.call(method, path, json: padded(head, 64 * 1024), token: TestEnvironment.adminToken)
+            #expect(under.status == 400 && under.body.contains("title"), "\(method) \(path) at 64 KiB is read: \(under.status) \(under.body.prefix(300))")
+        }
     }
 
     /// The operator suspends a tenant: its streams cannot start (the seller is told why), and

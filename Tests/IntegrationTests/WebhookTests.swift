@@ -88,6 +88,18 @@ import Testing
         // The delivery log says the same.
         let log = String(decoding: try #require(await TestEnvironment.http("GET", "\(api)/v1/tenants/shop/webhooks/\(endpoint.id)/deliveries")).body, as: UTF8.self)
         #expect(log.contains(#""state":"delivered""#) && log.contains(#""attempts":4"#), "\(log)")
+        // A page at a time, newest first: one delivery a page, then a last page whose next is null.
+        let deliveries = "\(api)/v1/tenants/shop/webhooks/\(endpoint.id)/deliveries"
+        let whole = (await EventStreamTests.object(deliveries + "?limit=200"))["deliveries"] as? [[String: Any]] ?? []
+        var paged: [Int] = [], cursor: Any = "", pages = 0
+        while let next = cursor as? String, pages <= whole.count {
+            let page = await EventStreamTests.object(deliveries + "?limit=1" + (next.isEmpty ? "" : "&cursor=\(next)"))
+            paged += (page["deliveries"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+            cursor = page["next"] ?? "missing"
+            pages += 1
+        }
+        #expect(whole.count >= 3 && paged == whole.compactMap { $0["id"] as? Int } && paged == paged.sorted(by: >) && cursor is NSNull,
+                "the log a page at a time: \(paged) against \(whole.compactMap { $0["id"] })")
         _ = await stack.stop()
     }
 
@@ -171,6 +183,38 @@ import Testing
         #expect(lines == types.flatMap { ["\($0) holding", "\($0) 200"] }, "each event is sent once the one before it is answered: \(lines)")
         let quickTypes = quick.requests.compactMap { $0["type"] as? String }
         #expect(quickTypes == types, "the other endpoint gets them in order too: \(quickTypes)")
+    }
+
+    /// A receiver that never answers is given up on at 15 s and tried again; a busy one's
+    /// `Retry-After` (an HTTP-date here) is waited out, though the schedule (300 times faster
+    /// here) would have come back within 20 ms.
+    @Test func aHungReceiverIsCutAtFifteenSecondsAndABusyOnesRetryAfterIsWaitedOut() async throws {
+        let api = try await TenantAPITests.API(arguments: ["--webhook-allow-private-networks", "--webhook-retry-scale", "0.003333"])
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        let (hung, busy) = (try Receiver(logDirectory: api.stack.logDirectory), try Receiver(logDirectory: api.stack.logDirectory))
+        defer { hung.process?.stop(); busy.process?.stop() }
+        let hungEndpoint = try await Self.endpoint(api.base, tenant: "shop", url: hung.url)
+        let busyEndpoint = try await Self.endpoint(api.base, tenant: "shop", url: busy.url)
+        try await hung.start(secret: hungEndpoint.secret, options: ["--hold-first", "25"])
+        try await busy.start(secret: busyEndpoint.secret, options: ["--busy-first", "1", "--retry-after-seconds", "3"])
+        _ = try await api.db.execute("SELECT storecast_emit(id, 'stream.live', '{}'::jsonb) FROM tenants")
+        let delivered = { (r: Receiver) in r.requests.contains { $0["n"] as? Int == 2 && $0["answer"] as? Int == 200 } }
+        #expect(await StorecastStack.eventually(timeout: .seconds(40)) { delivered(hung) && delivered(busy) }, "\(hung.requests) \(busy.requests)")
+        let at = { (r: Receiver, n: Int) in r.requests.first { $0["n"] as? Int == n && $0["answer"] as? Int != nil }?["at"] as? Double }
+        let holding = hung.requests.first { $0["answer"] as? String == "holding" }?["at"] as? Double
+        if let holding, let again = at(hung, 2) {
+            #expect((14.5...20).contains(again - holding), "the hung attempt was cut at 15 s: the next came \(again - holding) s after it")
+        } else {
+            Issue.record("no hung attempt and retry: \(hung.requests)")
+        }
+        if let refused = at(busy, 1), let again = at(busy, 2) {
+            #expect(again - refused >= 1.9, "Retry-After waited out: the next attempt came \(again - refused) s after the 503")
+        } else {
+            Issue.record("no 503 and retry: \(busy.requests)")
+        }
+        let log = await api.call("GET", "/v1/tenants/shop/webhooks/\(hungEndpoint.id)/deliveries", token: TestEnvironment.adminToken)
+        #expect(log.body.contains(#""state":"delivered""#) && log.body.contains(#""attempts":2"#), "\(log.body)")
     }
 
     /// By default an endpoint may not point into the operator's networks (SSRF); the answer says why.

@@ -1,3 +1,4 @@
+import Foundation
 import StorecastRuntime
 import Testing
 
@@ -53,6 +54,25 @@ import Testing
     func decisions(_ i: Int) {
         let c = Self.cases[i]
         #expect(WebhookRetryPolicy().decide(attempt: c.attempt, outcome: c.outcome, jitter: c.jitter) == c.expected, "\(c.name)")
+    }
+
+    /// `Retry-After` read as RFC 9110 says, from 1994-11-06 08:49:37 GMT.
+    static let retryAfters: [(value: String, wait: Duration?)] = [
+        ("120", .seconds(120)),
+        (" 0 ", .seconds(0)),
+        ("Sun, 06 Nov 1994 08:49:57 GMT", .seconds(20)),            // IMF-fixdate
+        ("Sunday, 06-Nov-94 08:50:37 GMT", .seconds(60)),           // RFC 850
+        ("Sun Nov  6 08:49:47 1994", .seconds(10)),                 // asctime
+        ("Sun, 06 Nov 1994 08:00:00 GMT", .seconds(0)),             // already past: no wait
+        ("99999999999999999999999", .seconds(Int.max / 2)),         // too large to count: a long wait, capped by the policy
+        ("-5", nil), ("1.5", nil), ("soon", nil), ("", nil), ("Sun, 06 Nov 1994 08:49:57 PST", nil),
+    ]
+
+    @Test(arguments: retryAfters.indices)
+    func retryAfterFields(_ i: Int) {
+        let now = Date(timeIntervalSince1970: 784_111_777)  // 1994-11-06 08:49:37 GMT
+        let c = Self.retryAfters[i]
+        #expect(WebhookRetryPolicy.retryAfter(c.value, now: now) == c.wait, "\(c.value)")
     }
 
     @Test func theScheduleSpansAboutADayAndAHalfAndScales() {

@@ -1,86 +1,17 @@
 import Foundation
-import Hummingbird
+import OpenAPIRuntime
 import PostgresClient
 import StorecastRuntime
 import StorecastWire
 
 extension ControlAPI {
-    /// A page of a list and where the next one starts (nil: this was the last).
-    struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
-        var items: [Item]
-        var next: String?
-        let key: String
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: DynamicKey.self)
-            try c.encode(items, forKey: DynamicKey(key))
-            try c.encode(next, forKey: DynamicKey("next"))
-        }
-    }
-
-    struct DynamicKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(_ s: String) { stringValue = s }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    /// `limit` (1–200, default 50) and `cursor` (a page's `next`) from the query.
-    static func pageQuery(_ request: Request) throws -> (limit: Int, cursor: Int64?) {
-        let query = request.uri.queryParameters
-        guard let limit = Int(query.get("limit") ?? "50"), (1...200).contains(limit) else {
-            throw APIError.badRequest("limit must be a whole number from 1 to 200", field: "limit")
-        }
-        guard let text = query.get("cursor") else { return (limit, nil) }
-        guard let cursor = Int64(text), cursor > 0 else { throw APIError.badRequest("cursor must be the next value of a previous page", field: "cursor") }
-        return (limit, cursor)
-    }
-
-    /// A tenant's streams, their live status and their session history (issue 16).
-    static func streamRoutes(_ book: RouteBook, catalog: StreamCatalog) {
-        book.on(.get, "tenants/:tenant/streams", .tenant(.streamsRead)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant")
-            let (limit, cursor) = try pageQuery(request)
-            let state = request.uri.queryParameters.get("state")
-            if let state, !StreamDirectory.states.contains(state) {
-                throw APIError.badRequest("state must be one of \(StreamDirectory.states.joined(separator: ", "))", field: "state")
-            }
-            try await requireTenant(tenant, catalog)
-            let streams = try await guarded { try await catalog.database.run { try StreamDirectory.list($0, tenant: tenant, state: state, after: cursor ?? 0, limit: limit) } }
-            return try json(Page(items: streams, next: streams.count == limit ? streams.last.map { "\($0.id)" } : nil, key: "streams"))
-        }
-        book.on(.get, "tenants/:tenant/streams/:stream", .tenant(.streamsRead)) { _, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            guard let found = try await guarded({ try await catalog.database.run { try StreamDirectory.find($0, tenant: tenant, stream: stream) } }) else {
-                throw APIError.notFound("no stream \(tenant)/\(stream)")
-            }
-            return try json(found)
-        }
-        // Settings, as a JSON merge patch: absent fields stay, null clears a nullable one.
-        book.on(.patch, "tenants/:tenant/streams/:stream", .tenant(.streamsWrite)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let change = try await decode(StreamSettingsChange.self, request, context)
-            if let (field, message) = change.problem() { throw APIError.badRequest(message, field: field) }
-            if change.recording != nil, case .tenant(_, _, let scopes) = context.principal, !scopes.contains(.recordings) {
-                throw APIError.forbidden("Turning recording on or off needs the recordings scope; make a key that has it, or leave recording out.")
-            }
-            let updated: StreamDirectory.Stream?
-            do {
-                updated = try await guarded { try await catalog.database.run { try StreamDirectory.update($0, tenant: tenant, stream: stream, change) } }
-            } catch let unknown as StreamDirectory.UnknownLadderProfile {
-                throw APIError.badRequest("tenant \(tenant) has no ladder profile \(unknown.name); create it with POST /v1/tenants/\(tenant)/ladder-profiles", field: "ladderProfile")
-            }
-            guard let updated else { throw APIError.notFound("no stream \(tenant)/\(stream)") }
-            return try json(updated)
-        }
-        book.on(.get, "tenants/:tenant/streams/:stream/sessions", .tenant(.streamsRead)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let (limit, cursor) = try pageQuery(request)
-            guard let sessions = try await guarded({ try await catalog.database.run { try StreamDirectory.sessions($0, tenant: tenant, stream: stream, before: cursor ?? Int64.max, limit: limit) } }) else {
-                throw APIError.notFound("no stream \(tenant)/\(stream)")
-            }
-            return try json(Page(items: sessions, next: sessions.count == limit ? sessions.last.map { "\($0.id)" } : nil, key: "sessions"))
-        }
+    /// `limit` (1–200, default 50) and `cursor` (a page's `next`) of a list's query.
+    static func page(limit: Int?, cursor: String?) throws -> (limit: Int, cursor: Int64?) {
+        let limit = limit ?? 50
+        guard (1...200).contains(limit) else { throw APIError.badRequest("limit must be a whole number from 1 to 200", field: "limit") }
+        guard let cursor else { return (limit, nil) }
+        guard let value = Int64(cursor), value > 0 else { throw APIError.badRequest("cursor must be the next value of a previous page", field: "cursor") }
+        return (limit, value)
     }
 
     /// 404 unless `tenant` exists (a list of an unknown tenant's things is not an empty list).
@@ -91,12 +22,70 @@ extension ControlAPI {
     }
 }
 
-/// Making, keying, profiling and deleting streams, served from the document's generated types.
-/// A stream's reads and settings stay on the routes above: its settings are a merge patch, where
-/// null and absent differ, which generated types cannot tell apart
-/// (apple/swift-openapi-generator#419), and its reads answer the same Stream and Session shapes,
-/// which should keep one encoder (the pages' `next` also waits for #934).
+/// A tenant's streams, served from the document's generated types: their pages, live status
+/// and session history (issue 16), making, keying, settings, ladder profiles and deletion.
 extension ControlAPIHandlers {
+    func listStreams(_ input: Operations.ListStreams.Input) async throws -> Operations.ListStreams.Output {
+        let tenant = input.path.tenant
+        let (limit, cursor) = try ControlAPI.page(limit: input.query.limit, cursor: input.query.cursor)
+        try await ControlAPI.requireTenant(tenant, catalog)
+        let streams = try await ControlAPI.guarded {
+            try await catalog.database.run { try StreamDirectory.list($0, tenant: tenant, state: input.query.state?.rawValue, after: cursor ?? 0, limit: limit) }
+        }
+        return .ok(.init(body: .json(.init(items: streams, limit: limit) { $0.id })))
+    }
+
+    /// One stream: its settings, state, open session and, while live, health, renditions and viewers.
+    func getStream(_ input: Operations.GetStream.Input) async throws -> Operations.GetStream.Output {
+        let (tenant, stream) = (input.path.tenant, input.path.stream)
+        guard let found = try await ControlAPI.guarded({ try await catalog.database.run { try StreamDirectory.find($0, tenant: tenant, stream: stream) } }) else {
+            throw APIError.notFound("no stream \(tenant)/\(stream)")
+        }
+        return .ok(.init(body: .json(found)))
+    }
+
+    /// Settings, as a JSON merge patch: absent fields stay, null clears a nullable one.
+    func updateStream(_ input: Operations.UpdateStream.Input) async throws -> Operations.UpdateStream.Output {
+        let (tenant, stream) = (input.path.tenant, input.path.stream)
+        let change: StreamSettingsChange
+        switch input.body { case .json(let json): change = json }
+        if let (field, message) = change.problem() { throw APIError.badRequest(message, field: field) }
+        if change.recording != nil, case .tenant(_, _, let scopes) = Caller.principal, !scopes.contains(.recordings) {
+            throw APIError.forbidden("Turning recording on or off needs the recordings scope; make a key that has it, or leave recording out.")
+        }
+        let updated: StreamDirectory.Stream?
+        do {
+            updated = try await ControlAPI.guarded { try await catalog.database.run { try StreamDirectory.update($0, tenant: tenant, stream: stream, change) } }
+        } catch let unknown as StreamDirectory.UnknownLadderProfile {
+            throw APIError.badRequest("tenant \(tenant) has no ladder profile \(unknown.name); create it with POST /v1/tenants/\(tenant)/ladder-profiles", field: "ladderProfile")
+        }
+        guard let updated else { throw APIError.notFound("no stream \(tenant)/\(stream)") }
+        return .ok(.init(body: .json(updated)))
+    }
+
+    /// The stream's sessions, newest first, each with why it ended.
+    func listSessions(_ input: Operations.ListSessions.Input) async throws -> Operations.ListSessions.Output {
+        let (tenant, stream) = (input.path.tenant, input.path.stream)
+        let (limit, cursor) = try ControlAPI.page(limit: input.query.limit, cursor: input.query.cursor)
+        guard let sessions = try await ControlAPI.guarded({
+            try await catalog.database.run { try StreamDirectory.sessions($0, tenant: tenant, stream: stream, before: cursor ?? Int64.max, limit: limit) }
+        }) else {
+            throw APIError.notFound("no stream \(tenant)/\(stream)")
+        }
+        return .ok(.init(body: .json(.init(items: sessions, limit: limit) { $0.id })))
+    }
+
+    /// A stream's own ladder profile, or null for the tenant's default (from the next publish).
+    func setStreamLadderProfile(_ input: Operations.SetStreamLadderProfile.Input) async throws -> Operations.SetStreamLadderProfile.Output {
+        let (tenant, stream) = (input.path.tenant, input.path.stream)
+        let choice: StreamLadderProfileChoice
+        switch input.body { case .json(let json): choice = json }
+        try await ControlAPI.problems {
+            try await ControlAPI.guarded { try await LadderProfileStore(database: catalog.database).assign(tenantSlug: tenant, streamSlug: stream, profileName: choice.name) }
+        }
+        return .ok(.init(body: .json(.init(tenant: tenant, stream: stream, ladderProfile: choice.name ?? "tenant default"))))
+    }
+
     func createStream(_ input: Operations.CreateStream.Input) async throws -> Operations.CreateStream.Output {
         let tenant = input.path.tenant
         let body: Operations.CreateStream.Input.Body.JsonPayload

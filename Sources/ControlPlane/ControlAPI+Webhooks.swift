@@ -83,19 +83,21 @@ extension ControlAPIHandlers {
     }
 }
 
-extension ControlAPI {
+extension ControlAPIHandlers {
     /// The endpoint's delivery log, newest first, a page at a time.
-    static func webhookRoutes(_ book: RouteBook, catalog: StreamCatalog) {
-        book.on(.get, "tenants/:tenant/webhooks/:endpoint/deliveries", .tenant(.webhooks)) { request, context -> Response in
-            let (tenant, id) = (try context.parameters.require("tenant"), try context.parameters.require("endpoint"))
-            let (limit, cursor) = try pageQuery(request)
-            guard let rows = try await guarded({ try await catalog.database.run { try WebhookStore.deliveries($0, tenant: tenant, endpoint: id, before: cursor ?? Int64.max, limit: limit) } }) else {
-                throw APIError.notFound("no webhook endpoint \(id) of tenant \(tenant)")
-            }
-            return try json(Page(items: rows, next: rows.count == limit ? rows.last.map { "\($0.id)" } : nil, key: "deliveries"))
+    func listDeliveries(_ input: Operations.ListDeliveries.Input) async throws -> Operations.ListDeliveries.Output {
+        let (tenant, id) = (input.path.tenant, input.path.endpoint)
+        let (limit, cursor) = try ControlAPI.page(limit: input.query.limit, cursor: input.query.cursor)
+        guard let rows = try await ControlAPI.guarded({
+            try await catalog.database.run { try WebhookStore.deliveries($0, tenant: tenant, endpoint: id, before: cursor ?? Int64.max, limit: limit) }
+        }) else {
+            throw APIError.notFound("no webhook endpoint \(id) of tenant \(tenant)")
         }
+        return .ok(.init(body: .json(.init(items: try rows.map(Components.Schemas.Delivery.init), limit: limit) { Int64($0.id) })))
     }
+}
 
+extension ControlAPI {
     static func endpoint(_ tenant: String, _ id: String, _ catalog: StreamCatalog) async throws -> WebhookStore.Endpoint {
         guard let found = try await guarded({ try await catalog.database.run { try WebhookStore.find($0, tenant: tenant, id: id) } }) else {
             throw APIError.notFound("no webhook endpoint \(id) of tenant \(tenant)")

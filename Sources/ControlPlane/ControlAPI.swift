@@ -13,7 +13,6 @@ public enum ControlAPI {
     /// Largest request body accepted.
     public static let maximumBodyBytes = 64 * 1024
 
-    struct StreamProfile: Decodable { var name: String? }
     /// `trustedProxies`: addresses of proxies in front of the API whose `X-Forwarded-For` names
     /// the client (wrong tokens are limited per client address). Every GET also answers HEAD.
     public static func router(catalog: StreamCatalog, adminToken: String, rtmpBaseURL: String, playbackBaseURL: String, trustedProxies: Set<String> = [],
@@ -43,23 +42,13 @@ public enum ControlAPI {
         let authenticator = APIAuthenticator(adminToken: adminToken, database: catalog.database, failures: .init(), trustedProxies: trustedProxies, logger: logger)
         v1.add(middleware: authenticator)
         let book = RouteBook(v1, open: open, documented: router.group().add(middleware: authenticator), documentedOpen: router.group())
-        // A stream's own ladder profile, or null for the tenant's default (hand-written: the
-        // generator leaves the document's oneOf of a slug and null out of the body's type).
-        let profiles = LadderProfileStore(database: catalog.database)
-        book.on(.put, "tenants/:tenant/streams/:stream/ladder-profile", .tenant(.streamsWrite)) { request, context -> Response in
-            let tenant = try context.parameters.require("tenant"), stream = try context.parameters.require("stream")
-            let body = try await decode(StreamProfile.self, request, context)
-            try await problems { try await guarded { try await profiles.assign(tenantSlug: tenant, streamSlug: stream, profileName: body.name) } }
-            return try json(["tenant": tenant, "stream": stream, "ladderProfile": body.name ?? "tenant default"])
-        }
         let handlers = ControlAPIHandlers(catalog: catalog, webhooks: webhooks, playbackBaseURL: playbackBaseURL, rtmpBaseURL: rtmpBaseURL)
         do {
             try handlers.registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration, middlewares: [PlainHeaderValues()])
         } catch {
             preconditionFailure("the control API cannot start: \(error)")  // the document lacks an operation's access (tests catch it first)
         }
-        streamRoutes(book, catalog: catalog)
-        webhookRoutes(book, catalog: catalog)
+        // The one operation still hand-written: a stream's events, Server-Sent Events or a WebSocket.
         eventRoutes(book, catalog: catalog, feed: feed)
         return (router, book.routes)
     }
@@ -84,26 +73,5 @@ public enum ControlAPI {
             logger.warning("a request failed in the database", metadata: ["error": "\(error)"])
             throw APIError.badRequest("The request was refused by a database constraint\(error.sqlState.map { " (SQLSTATE \($0))" } ?? ""); check the values sent.")
         }
-    }
-
-    /// The body as `T`, within the API's `maximumBodyBytes` (413 over it).
-    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: APIRequestContext) async throws -> T {
-        let buffer: ByteBuffer
-        do { buffer = try await request.body.collect(upTo: maximumBodyBytes) } catch {
-            throw APIError(status: .contentTooLarge, code: "body_too_large", message: "Request bodies are limited to \(maximumBodyBytes) bytes here.")
-        }
-        do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch let problem as JSONFieldProblem {
-            throw APIError.badRequest(problem.message, field: problem.field)
-        } catch {
-            throw APIError.badRequest("The body is not the JSON this endpoint expects: \(error)")
-        }
-    }
-
-    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 }

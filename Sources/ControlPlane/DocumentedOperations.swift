@@ -25,39 +25,46 @@ struct DocumentedOperations: ServerTransport {
     let access: [String: RouteAccess]
     /// `x-storecast-body-limit`, for the operations that set one.
     let bodyLimits: [String: Int]
+    /// The operations whose bodies are merge patches (`x-storecast-merge-patch`): null may be sent.
+    let mergePatches: Set<String>
 
     init(book: RouteBook, document: String = OpenAPIDocument.yaml) {
         self.book = book
-        var access: [String: RouteAccess] = [:], bodyLimits: [String: Int] = [:]
+        var access: [String: RouteAccess] = [:], bodyLimits: [String: Int] = [:], mergePatches: Set<String> = []
         for operation in OpenAPIDocument.operations(document) {
-            access["\(operation.method) \(operation.path)"] = RouteAccess(name: operation.access)
-            bodyLimits["\(operation.method) \(operation.path)"] = operation.bodyLimit
+            let key = "\(operation.method) \(operation.path)"
+            access[key] = RouteAccess(name: operation.access)
+            bodyLimits[key] = operation.bodyLimit
+            if operation.mergePatch { mergePatches.insert(key) }
         }
         self.access = access
         self.bodyLimits = bodyLimits
+        self.mergePatches = mergePatches
     }
 
     func register(_ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
                   method: HTTPRequest.Method, path: String) throws {
-        guard let access = access["\(method.rawValue) \(path)"] else { throw Refusal.noAccess(method, path) }
-        book.documented(method, path, access, bodyLimit: bodyLimits["\(method.rawValue) \(path)"]).register({ request, body, metadata in
-            let (request, body) = try await Self.asJSON(request, body)
+        let key = "\(method.rawValue) \(path)"
+        guard let access = access[key] else { throw Refusal.noAccess(method, path) }
+        let refusingNull = !mergePatches.contains(key)
+        book.documented(method, path, access, bodyLimit: bodyLimits[key]).register({ request, body, metadata in
+            let (request, body) = try await Self.asJSON(request, body, refusingNull: refusingNull)
             return try await handler(request, body, metadata)
         }, method: method, path: path)
     }
 
     /// The request as the hand-written API took it: JSON in and out whatever `Accept` and
     /// `Content-Type` say (generated code checks `Accept` only after the handler ran, so a key
-    /// would be made and its one showing lost in a 500), and a field sent as `null` refused by
-    /// name (the document allows null in no generated operation's body, and generated decoders
-    /// would take it as absent). The body is already capped (``OperationAccess``).
-    static func asJSON(_ request: HTTPRequest, _ body: HTTPBody?) async throws -> (HTTPRequest, HTTPBody?) {
+    /// would be made and its one showing lost in a 500), and, `refusingNull`, a field sent as
+    /// `null` refused by name (generated decoders would take it as absent; only merge patches,
+    /// decoded by our own types, take null). The body is already capped (``OperationAccess``).
+    static func asJSON(_ request: HTTPRequest, _ body: HTTPBody?, refusingNull: Bool = true) async throws -> (HTTPRequest, HTTPBody?) {
         var request = request
         request.headerFields[.accept] = nil
         request.headerFields[.contentType] = nil
         guard let body else { return (request, nil) }
         let bytes = try await [UInt8](collecting: body, upTo: ControlAPI.maximumBodyBytes)
-        if let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+        if refusingNull, let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
            let field = object.filter({ $0.value is NSNull }).keys.sorted().first {
             throw APIError.badRequest("\(field) cannot be null; leave it out to keep its value or take the default", field: field)
         }

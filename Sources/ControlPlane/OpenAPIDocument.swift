@@ -12,6 +12,8 @@ public enum OpenAPIDocument {
         /// Its own cap on request bodies, bytes (`x-storecast-body-limit`), where it is below the
         /// API's ``ControlAPI/maximumBodyBytes``.
         var bodyLimit: Int? = nil
+        /// Its body is a JSON merge patch, where null clears a field (`x-storecast-merge-patch`).
+        var mergePatch = false
     }
 
     /// The document's operations, read off its layout (paths at two spaces, methods at four,
@@ -30,6 +32,8 @@ public enum OpenAPIDocument {
                 operations[operations.count - 1].access = String(line.dropFirst(26))
             } else if line.hasPrefix("      x-storecast-body-limit: "), !operations.isEmpty {
                 operations[operations.count - 1].bodyLimit = Int(line.dropFirst(30))
+            } else if line == "      x-storecast-merge-patch: true", !operations.isEmpty {
+                operations[operations.count - 1].mergePatch = true
             } else if line.hasPrefix("components:") {
                 break
             }

@@ -371,12 +371,7 @@ paths:
           description: A page.
           content:
             application/json:
-              schema:
-                type: object
-                required: [streams, next]
-                properties:
-                  streams: {type: array, items: {$ref: "#/components/schemas/Stream"}}
-                  next: {type: [string, "null"], description: The next page's cursor; null on the last.}
+              schema: {$ref: "#/components/schemas/StreamPage"}
         default: {$ref: "#/components/responses/Error"}
     post:
       operationId: createStream
@@ -434,21 +429,12 @@ paths:
         10 s (the packagers' access cache); a new reconnect window or ladder profile applies from
         the next publish.
       x-storecast-access: tenant:streams:write
+      x-storecast-merge-patch: true
       requestBody:
         required: true
         content:
           application/json:
-            schema:
-              type: object
-              additionalProperties: false
-              properties:
-                title: {type: string, maxLength: 200}
-                visibility: {$ref: "#/components/schemas/Visibility"}
-                recording: {type: boolean}
-                latencyMode: {$ref: "#/components/schemas/LatencyMode"}
-                ladderProfile: {type: [string, "null"], description: "A ladder profile of the tenant; null - the tenant's default."}
-                reconnectWindowSeconds: {type: [integer, "null"], minimum: 0, maximum: 300, description: "null - the ingest's default (10 s)."}
-                pinned: {type: boolean, description: Pinned to the top of the tenant's stories feed while live.}
+            schema: {$ref: "#/components/schemas/StreamSettings"}
       responses:
         "200":
           description: The stream as it is now.
@@ -537,12 +523,7 @@ paths:
           description: A page.
           content:
             application/json:
-              schema:
-                type: object
-                required: [sessions, next]
-                properties:
-                  sessions: {type: array, items: {$ref: "#/components/schemas/Session"}}
-                  next: {type: [string, "null"]}
+              schema: {$ref: "#/components/schemas/SessionPage"}
         default: {$ref: "#/components/responses/Error"}
   /v1/tenants/{tenant}/streams/{stream}/highlights:
     parameters: [{$ref: "#/components/parameters/tenant"}, {$ref: "#/components/parameters/stream"}]
@@ -712,14 +693,12 @@ paths:
       tags: [streams]
       summary: Give the stream a ladder profile (null returns it to the tenant's default).
       x-storecast-access: tenant:streams:write
+      x-storecast-merge-patch: true
       requestBody:
         required: true
         content:
           application/json:
-            schema:
-              type: object
-              properties:
-                name: {oneOf: [{$ref: "#/components/schemas/Slug"}, {type: "null"}]}
+            schema: {$ref: "#/components/schemas/LadderProfileChoice"}
       responses:
         "200":
           description: Set.
@@ -961,12 +940,7 @@ paths:
           description: A page.
           content:
             application/json:
-              schema:
-                type: object
-                required: [deliveries, next]
-                properties:
-                  deliveries: {type: array, items: {$ref: "#/components/schemas/Delivery"}}
-                  next: {type: [string, "null"]}
+              schema: {$ref: "#/components/schemas/DeliveryPage"}
         default: {$ref: "#/components/responses/Error"}
   /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay:
     parameters:
@@ -1176,6 +1150,40 @@ components:
         durationSeconds: {type: number}
         startDate: {type: string, format: date-time, description: "The EXT-X-DATERANGE's START-DATE: when the API received it."}
         startSeconds: {type: number, description: startDate as seconds since 1970.}
+    StreamPage:
+      type: object
+      required: [streams, next]
+      properties:
+        streams: {type: array, items: {$ref: "#/components/schemas/Stream"}}
+        next: {type: [string, "null"], description: The next page's cursor; null on the last.}
+    SessionPage:
+      type: object
+      required: [sessions, next]
+      properties:
+        sessions: {type: array, items: {$ref: "#/components/schemas/Session"}}
+        next: {type: [string, "null"], description: The next page's cursor; null on the last.}
+    DeliveryPage:
+      type: object
+      required: [deliveries, next]
+      properties:
+        deliveries: {type: array, items: {$ref: "#/components/schemas/Delivery"}}
+        next: {type: [string, "null"], description: The next page's cursor; null on the last.}
+    StreamSettings:
+      type: object
+      description: A stream's settings as a JSON merge patch - absent fields stay, null clears a nullable one.
+      additionalProperties: false
+      properties:
+        title: {type: string, maxLength: 200}
+        visibility: {$ref: "#/components/schemas/Visibility"}
+        recording: {type: boolean}
+        latencyMode: {$ref: "#/components/schemas/LatencyMode"}
+        ladderProfile: {type: [string, "null"], description: "A ladder profile of the tenant; null - the tenant's default."}
+        reconnectWindowSeconds: {type: [integer, "null"], minimum: 0, maximum: 300, description: "null - the ingest's default (10 s)."}
+        pinned: {type: boolean, description: Pinned to the top of the tenant's stories feed while live.}
+    LadderProfileChoice:
+      type: object
+      properties:
+        name: {oneOf: [{$ref: "#/components/schemas/Slug"}, {type: "null"}], description: "A ladder profile of the tenant; null or absent - the tenant's default."}
     Session:
       type: object
       required: [id, startedAt, ingestNode]

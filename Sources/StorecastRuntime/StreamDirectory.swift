@@ -8,7 +8,7 @@ import PostgresClient
 public enum StreamDirectory {
     public static let states = ["idle", "live", "reconnecting", "ended"]
 
-    public struct Session: Sendable, Codable, Equatable {
+    public struct Session: Sendable, Codable, Hashable {
         public var id: Int64
         public var startedAt: String
         public var endedAt: String?
@@ -24,7 +24,7 @@ public enum StreamDirectory {
         public var bitrate: Int?
     }
 
-    public struct Stream: Sendable, Codable, Equatable {
+    public struct Stream: Sendable, Codable, Hashable {
         public var id: Int64
         public var tenant: String
         public var slug: String
@@ -55,7 +55,7 @@ public enum StreamDirectory {
         public var viewers: Int?
     }
 
-    public struct Health: Sendable, Codable, Equatable {
+    public struct Health: Sendable, Codable, Hashable {
         /// `healthy | degraded | unhealthy`.
         public var state: String
         public var reasons: [StreamLiveStatus.Reason]

@@ -6,7 +6,7 @@ import PostgresClient
 /// use them on the database thread (the packager's write-behind queue).
 public enum StreamLiveStatus {
     /// Why a stream is not healthy, as the API and the event carry it.
-    public struct Reason: Sendable, Codable, Equatable {
+    public struct Reason: Sendable, Codable, Hashable {
         public var code: String
         public var message: String
         public init(code: String, message: String) {
@@ -16,7 +16,7 @@ public enum StreamLiveStatus {
     }
 
     /// A rendition as players get it.
-    public struct Rendition: Sendable, Codable, Equatable {
+    public struct Rendition: Sendable, Codable, Hashable {
         public var name: String
         public var codec: String
         public var width: Int?

@@ -3,9 +3,9 @@ import StorecastWire
 /// What a `PATCH` of a stream changes (issue 16): each field absent stays as it is. A nullable
 /// setting can also be cleared (`null`): the ladder profile then falls back to the tenant's
 /// default, the reconnect window to the ingest's.
-public struct StreamSettingsChange: Sendable, Equatable, Decodable {
+public struct StreamSettingsChange: Sendable, Hashable, Decodable {
     /// A nullable field of a JSON merge patch: absent, `null`, or a value.
-    public enum Field<Value: Sendable & Equatable>: Sendable, Equatable {
+    public enum Field<Value: Sendable & Hashable>: Sendable, Hashable {
         case unchanged
         case cleared
         case set(Value)
@@ -51,7 +51,7 @@ public struct StreamSettingsChange: Sendable, Equatable, Decodable {
         pinned = try c.decodeIfPresent(Bool.self, forKey: .pinned)
     }
 
-    private static func field<Value: Decodable & Sendable & Equatable>(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Field<Value> {
+    private static func field<Value: Decodable & Sendable & Hashable>(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Field<Value> {
         guard c.contains(key) else { return .unchanged }
         if try c.decodeNil(forKey: key) { return .cleared }
         return .set(try c.decode(Value.self, forKey: key))

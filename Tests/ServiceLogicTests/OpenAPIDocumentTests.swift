@@ -45,4 +45,11 @@ import Testing
         """
         #expect(OpenAPIDocument.operations(text).map(\.bodyLimit) == [100, nil])
     }
+
+    /// The operations whose bodies may send null (merge patches, decoded by our own types):
+    /// a stream's settings and its ladder profile, and none other.
+    @Test func mergePatchesComeFromTheDocument() {
+        let patches = OpenAPIDocument.operations().filter(\.mergePatch).map { "\($0.method) \($0.path)" }
+        #expect(patches == ["PATCH /v1/tenants/{tenant}/streams/{stream}", "PUT /v1/tenants/{tenant}/streams/{stream}/ladder-profile"], "\(patches)")
+    }
 }

@@ -3,5 +3,5 @@
 /// schemas/openapi.yaml).
 enum GeneratedFrom {
     static let generator = "swift-openapi-generator 1.14.3"
-    static let documentSHA256 = "f9fbba056c43be1cbc9f9e0588384678db7144681e1546a0fc9fed82880d6a52"
+    static let documentSHA256 = "07e173b7ec5ec50e797e35ea586527a08f02f29b6b410f92ef86dacd6f6d4b1d"
 }

@@ -191,6 +191,17 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.listStreams(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams")
+        )
+        try transport.register(
+            {
                 try await server.createStream(
                     request: $0,
                     body: $1,
@@ -199,6 +210,28 @@ extension APIProtocol {
             },
             method: .post,
             path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams")
+        )
+        try transport.register(
+            {
+                try await server.getStream(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams/{stream}")
+        )
+        try transport.register(
+            {
+                try await server.updateStream(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .patch,
+            path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams/{stream}")
         )
         try transport.register(
             {
@@ -221,6 +254,17 @@ extension APIProtocol {
             },
             method: .post,
             path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams/{stream}/rotate-key")
+        )
+        try transport.register(
+            {
+                try await server.listSessions(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams/{stream}/sessions")
         )
         try transport.register(
             {
@@ -298,6 +342,17 @@ extension APIProtocol {
             },
             method: .get,
             path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams/{stream}/thumbnail")
+        )
+        try transport.register(
+            {
+                try await server.setStreamLadderProfile(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .put,
+            path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/streams/{stream}/ladder-profile")
         )
         try transport.register(
             {
@@ -419,6 +474,17 @@ extension APIProtocol {
             },
             method: .post,
             path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/webhooks/{endpoint}/enable")
+        )
+        try transport.register(
+            {
+                try await server.listDeliveries(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries")
         )
         try transport.register(
             {
@@ -1636,6 +1702,101 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
             }
         )
     }
+    /// A page of the tenant's streams, by id.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/get(listStreams)`.
+    func listStreams(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.ListStreams.id,
+            using: {
+                APIHandler.listStreams($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.ListStreams.Input.Path = .init(tenant: try converter.getPathParameterAsURI(
+                    in: metadata.pathParameters,
+                    name: "tenant",
+                    as: Components.Parameters.Tenant.self
+                ))
+                let query: Operations.ListStreams.Input.Query = .init(
+                    state: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "state",
+                        as: Components.Schemas.State.self
+                    ),
+                    limit: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "limit",
+                        as: Components.Parameters.Limit.self
+                    ),
+                    cursor: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "cursor",
+                        as: Components.Parameters.Cursor.self
+                    )
+                )
+                let headers: Operations.ListStreams.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.ListStreams.Input(
+                    path: path,
+                    query: query,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
     /// Create a stream; the answer is the only time its stream key is shown.
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams`.
@@ -1691,6 +1852,188 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                 case let .created(value):
                     suppressUnusedWarning(value)
                     var response = HTTPTypes.HTTPResponse(soar_statusCode: 201)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// One stream, its live state, its open session and, while live, its health, renditions and viewers.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/get(getStream)`.
+    func getStream(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.GetStream.id,
+            using: {
+                APIHandler.getStream($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.GetStream.Input.Path = .init(
+                    tenant: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "tenant",
+                        as: Components.Parameters.Tenant.self
+                    ),
+                    stream: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "stream",
+                        as: Components.Parameters.Stream.self
+                    )
+                )
+                let headers: Operations.GetStream.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.GetStream.Input(
+                    path: path,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// Change a stream's settings (a JSON merge patch - absent fields stay, null clears a nullable one).
+    ///
+    /// `recording` also needs the `recordings` scope. A new latency mode reaches players within
+    /// 10 s (the packagers' access cache); a new reconnect window or ladder profile applies from
+    /// the next publish.
+    ///
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/patch(updateStream)`.
+    func updateStream(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.UpdateStream.id,
+            using: {
+                APIHandler.updateStream($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.UpdateStream.Input.Path = .init(
+                    tenant: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "tenant",
+                        as: Components.Parameters.Tenant.self
+                    ),
+                    stream: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "stream",
+                        as: Components.Parameters.Stream.self
+                    )
+                )
+                let headers: Operations.UpdateStream.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                let contentType = converter.extractContentTypeIfPresent(in: request.headerFields)
+                let body: Operations.UpdateStream.Input.Body
+                let chosenContentType = try converter.bestContentType(
+                    received: contentType,
+                    options: [
+                        "application/json"
+                    ]
+                )
+                switch chosenContentType {
+                case "application/json":
+                    body = try await converter.getRequiredRequestBodyAsJSON(
+                        Components.Schemas.StreamSettings.self,
+                        from: requestBody,
+                        transforming: { value in
+                            .json(value)
+                        }
+                    )
+                default:
+                    preconditionFailure("bestContentType chose an invalid content type.")
+                }
+                return Operations.UpdateStream.Input(
+                    path: path,
+                    headers: headers,
+                    body: body
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
                     suppressMutabilityWarning(&response)
                     let body: OpenAPIRuntime.HTTPBody
                     switch value.body {
@@ -1850,6 +2193,101 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                     path: path,
                     headers: headers,
                     body: body
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// The stream's sessions, newest first, each with its end reason.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/sessions`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/sessions/get(listSessions)`.
+    func listSessions(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.ListSessions.id,
+            using: {
+                APIHandler.listSessions($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.ListSessions.Input.Path = .init(
+                    tenant: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "tenant",
+                        as: Components.Parameters.Tenant.self
+                    ),
+                    stream: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "stream",
+                        as: Components.Parameters.Stream.self
+                    )
+                )
+                let query: Operations.ListSessions.Input.Query = .init(
+                    limit: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "limit",
+                        as: Components.Parameters.Limit.self
+                    ),
+                    cursor: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "cursor",
+                        as: Components.Parameters.Cursor.self
+                    )
+                )
+                let headers: Operations.ListSessions.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.ListSessions.Input(
+                    path: path,
+                    query: query,
+                    headers: headers
                 )
             },
             serializer: { output, request in
@@ -2509,6 +2947,105 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                         value: value.headers.cacheControl
                     )
                     return (response, nil)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// Give the stream a ladder profile (null returns it to the tenant's default).
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/ladder-profile`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/ladder-profile/put(setStreamLadderProfile)`.
+    func setStreamLadderProfile(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.SetStreamLadderProfile.id,
+            using: {
+                APIHandler.setStreamLadderProfile($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.SetStreamLadderProfile.Input.Path = .init(
+                    tenant: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "tenant",
+                        as: Components.Parameters.Tenant.self
+                    ),
+                    stream: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "stream",
+                        as: Components.Parameters.Stream.self
+                    )
+                )
+                let headers: Operations.SetStreamLadderProfile.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                let contentType = converter.extractContentTypeIfPresent(in: request.headerFields)
+                let body: Operations.SetStreamLadderProfile.Input.Body
+                let chosenContentType = try converter.bestContentType(
+                    received: contentType,
+                    options: [
+                        "application/json"
+                    ]
+                )
+                switch chosenContentType {
+                case "application/json":
+                    body = try await converter.getRequiredRequestBodyAsJSON(
+                        Components.Schemas.LadderProfileChoice.self,
+                        from: requestBody,
+                        transforming: { value in
+                            .json(value)
+                        }
+                    )
+                default:
+                    preconditionFailure("bestContentType chose an invalid content type.")
+                }
+                return Operations.SetStreamLadderProfile.Input(
+                    path: path,
+                    headers: headers,
+                    body: body
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
                 case let .`default`(statusCode, value):
                     suppressUnusedWarning(value)
                     var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
@@ -3414,6 +3951,101 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                 let headers: Operations.EnableWebhook.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
                 return Operations.EnableWebhook.Input(
                     path: path,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// The endpoint's delivery log, newest first.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/get(listDeliveries)`.
+    func listDeliveries(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.ListDeliveries.id,
+            using: {
+                APIHandler.listDeliveries($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.ListDeliveries.Input.Path = .init(
+                    tenant: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "tenant",
+                        as: Components.Parameters.Tenant.self
+                    ),
+                    endpoint: try converter.getPathParameterAsURI(
+                        in: metadata.pathParameters,
+                        name: "endpoint",
+                        as: Components.Parameters.Endpoint.self
+                    )
+                )
+                let query: Operations.ListDeliveries.Input.Query = .init(
+                    limit: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "limit",
+                        as: Components.Parameters.Limit.self
+                    ),
+                    cursor: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "cursor",
+                        as: Components.Parameters.Cursor.self
+                    )
+                )
+                let headers: Operations.ListDeliveries.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.ListDeliveries.Input(
+                    path: path,
+                    query: query,
                     headers: headers
                 )
             },

@@ -14,6 +14,12 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/stream`.
         internal typealias Stream = Swift.String
+        /// - Remark: Generated from `#/components/parameters/limit`.
+        internal typealias Limit = Swift.Int
+        /// A previous page's `next`.
+        ///
+        /// - Remark: Generated from `#/components/parameters/cursor`.
+        internal typealias Cursor = Swift.String
         /// Overrides the tenant's order (feed-settings) after the pinned shows.
         ///
         /// - Remark: Generated from `#/components/parameters/feedOrder`.

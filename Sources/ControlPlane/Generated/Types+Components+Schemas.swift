@@ -75,6 +75,13 @@ extension Components {
             case _public = "public"
             case _private = "private"
         }
+        /// low - LL-HLS parts and blocking reloads (about 1 s behind live); standard - whole segments only (players sit about three segments behind).
+        ///
+        /// - Remark: Generated from `#/components/schemas/LatencyMode`.
+        internal enum LatencyMode: String, Codable, Hashable, Sendable, CaseIterable {
+            case low = "low"
+            case standard = "standard"
+        }
         /// - Remark: Generated from `#/components/schemas/Rung`.
         internal struct Rung: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Rung/name`.
@@ -477,6 +484,22 @@ extension Components {
                 case startSeconds
             }
         }
+        /// - Remark: Generated from `#/components/schemas/StreamPage`.
+        internal typealias StreamPage = StreamPageBody
+        /// - Remark: Generated from `#/components/schemas/SessionPage`.
+        internal typealias SessionPage = SessionPageBody
+        /// - Remark: Generated from `#/components/schemas/DeliveryPage`.
+        internal typealias DeliveryPage = DeliveryPageBody
+        /// A stream's settings as a JSON merge patch - absent fields stay, null clears a nullable one.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StreamSettings`.
+        internal typealias StreamSettings = StreamSettingsPatch
+        /// - Remark: Generated from `#/components/schemas/LadderProfileChoice`.
+        internal typealias LadderProfileChoice = StreamLadderProfileChoice
+        /// - Remark: Generated from `#/components/schemas/Session`.
+        internal typealias Session = SessionResource
+        /// - Remark: Generated from `#/components/schemas/Stream`.
+        internal typealias Stream = StreamResource
         /// - Remark: Generated from `#/components/schemas/Recording`.
         internal struct Recording: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Recording/id`.

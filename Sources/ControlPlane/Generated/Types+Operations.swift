@@ -2740,6 +2740,185 @@ internal enum Operations {
             }
         }
     }
+    /// A page of the tenant's streams, by id.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/get(listStreams)`.
+    internal enum ListStreams {
+        internal static let id: Swift.String = "listStreams"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.ListStreams.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/GET/query/state`.
+                internal var state: Components.Schemas.State?
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/GET/query/limit`.
+                internal var limit: Components.Parameters.Limit?
+                /// A previous page's `next`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/GET/query/cursor`.
+                internal var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - state:
+                ///   - limit:
+                ///   - cursor: A previous page's `next`.
+                internal init(
+                    state: Components.Schemas.State? = nil,
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.state = state
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            internal var query: Operations.ListStreams.Input.Query
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListStreams.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListStreams.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListStreams.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.ListStreams.Input.Path,
+                query: Operations.ListStreams.Input.Query = .init(),
+                headers: Operations.ListStreams.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.StreamPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.StreamPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListStreams.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListStreams.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// A page.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/get(listStreams)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListStreams.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListStreams.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/get(listStreams)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Create a stream; the answer is the only time its stream key is shown.
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams`.
@@ -2933,6 +3112,336 @@ internal enum Operations {
             /// Any failure, in one shape.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/post(createStream)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// One stream, its live state, its open session and, while live, its health, renditions and viewers.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/get(getStream)`.
+    internal enum GetStream {
+        internal static let id: Swift.String = "getStream"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/GET/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.GetStream.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetStream.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetStream.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetStream.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetStream.Input.Path,
+                headers: Operations.GetStream.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Stream)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Stream {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetStream.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetStream.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The stream.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/get(getStream)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetStream.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetStream.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/get(getStream)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Change a stream's settings (a JSON merge patch - absent fields stay, null clears a nullable one).
+    ///
+    /// `recording` also needs the `recordings` scope. A new latency mode reaches players within
+    /// 10 s (the packagers' access cache); a new reconnect window or ladder profile applies from
+    /// the next publish.
+    ///
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/patch(updateStream)`.
+    internal enum UpdateStream {
+        internal static let id: Swift.String = "updateStream"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/PATCH/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/PATCH/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/PATCH/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.UpdateStream.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/PATCH/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateStream.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateStream.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.UpdateStream.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/PATCH/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/PATCH/requestBody/content/application\/json`.
+                case json(Components.Schemas.StreamSettings)
+            }
+            internal var body: Operations.UpdateStream.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.UpdateStream.Input.Path,
+                headers: Operations.UpdateStream.Input.Headers = .init(),
+                body: Operations.UpdateStream.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/PATCH/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/PATCH/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Stream)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Stream {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.UpdateStream.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.UpdateStream.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The stream as it is now.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/patch(updateStream)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.UpdateStream.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.UpdateStream.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/patch(updateStream)/responses/default`.
             ///
             /// HTTP response code: `default`.
             case `default`(statusCode: Swift.Int, Components.Responses._Error)
@@ -3302,6 +3811,189 @@ internal enum Operations {
             /// Any failure, in one shape.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/rotate-key/post(rotateStreamKey)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// The stream's sessions, newest first, each with its end reason.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/sessions`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/sessions/get(listSessions)`.
+    internal enum ListSessions {
+        internal static let id: Swift.String = "listSessions"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/sessions/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/sessions/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/sessions/GET/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.ListSessions.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/sessions/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/sessions/GET/query/limit`.
+                internal var limit: Components.Parameters.Limit?
+                /// A previous page's `next`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/sessions/GET/query/cursor`.
+                internal var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit:
+                ///   - cursor: A previous page's `next`.
+                internal init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            internal var query: Operations.ListSessions.Input.Query
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/sessions/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListSessions.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListSessions.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListSessions.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.ListSessions.Input.Path,
+                query: Operations.ListSessions.Input.Query = .init(),
+                headers: Operations.ListSessions.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/sessions/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/sessions/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.SessionPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.SessionPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListSessions.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListSessions.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// A page.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/sessions/get(listSessions)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListSessions.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListSessions.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/sessions/get(listSessions)/responses/default`.
             ///
             /// HTTP response code: `default`.
             case `default`(statusCode: Swift.Int, Components.Responses._Error)
@@ -4761,6 +5453,202 @@ internal enum Operations {
             /// Any failure, in one shape.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/thumbnail/get(getThumbnail)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Give the stream a ladder profile (null returns it to the tenant's default).
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/ladder-profile`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/ladder-profile/put(setStreamLadderProfile)`.
+    internal enum SetStreamLadderProfile {
+        internal static let id: Swift.String = "setStreamLadderProfile"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The stream's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/path/stream`.
+                internal var stream: Components.Parameters.Stream
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - stream: The stream's slug.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    stream: Components.Parameters.Stream
+                ) {
+                    self.tenant = tenant
+                    self.stream = stream
+                }
+            }
+            internal var path: Operations.SetStreamLadderProfile.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetStreamLadderProfile.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetStreamLadderProfile.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SetStreamLadderProfile.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/requestBody/content/application\/json`.
+                case json(Components.Schemas.LadderProfileChoice)
+            }
+            internal var body: Operations.SetStreamLadderProfile.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SetStreamLadderProfile.Input.Path,
+                headers: Operations.SetStreamLadderProfile.Input.Headers = .init(),
+                body: Operations.SetStreamLadderProfile.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/responses/200/content/json`.
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/responses/200/content/json/tenant`.
+                        internal var tenant: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/responses/200/content/json/stream`.
+                        internal var stream: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/responses/200/content/json/ladderProfile`.
+                        internal var ladderProfile: Swift.String
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - tenant:
+                        ///   - stream:
+                        ///   - ladderProfile:
+                        internal init(
+                            tenant: Swift.String,
+                            stream: Swift.String,
+                            ladderProfile: Swift.String
+                        ) {
+                            self.tenant = tenant
+                            self.stream = stream
+                            self.ladderProfile = ladderProfile
+                        }
+                        internal enum CodingKeys: String, CodingKey {
+                            case tenant
+                            case stream
+                            case ladderProfile
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/streams/{stream}/ladder-profile/PUT/responses/200/content/application\/json`.
+                    case json(Operations.SetStreamLadderProfile.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Operations.SetStreamLadderProfile.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SetStreamLadderProfile.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SetStreamLadderProfile.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Set.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/ladder-profile/put(setStreamLadderProfile)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SetStreamLadderProfile.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SetStreamLadderProfile.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/ladder-profile/put(setStreamLadderProfile)/responses/default`.
             ///
             /// HTTP response code: `default`.
             case `default`(statusCode: Swift.Int, Components.Responses._Error)
@@ -6716,6 +7604,189 @@ internal enum Operations {
             /// Any failure, in one shape.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/enable/post(enableWebhook)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// The endpoint's delivery log, newest first.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/get(listDeliveries)`.
+    internal enum ListDeliveries {
+        internal static let id: Swift.String = "listDeliveries"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The tenant's slug.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// The webhook endpoint's id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/GET/path/endpoint`.
+                internal var endpoint: Components.Parameters.Endpoint
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant: The tenant's slug.
+                ///   - endpoint: The webhook endpoint's id.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    endpoint: Components.Parameters.Endpoint
+                ) {
+                    self.tenant = tenant
+                    self.endpoint = endpoint
+                }
+            }
+            internal var path: Operations.ListDeliveries.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/GET/query/limit`.
+                internal var limit: Components.Parameters.Limit?
+                /// A previous page's `next`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/GET/query/cursor`.
+                internal var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit:
+                ///   - cursor: A previous page's `next`.
+                internal init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            internal var query: Operations.ListDeliveries.Input.Query
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListDeliveries.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListDeliveries.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListDeliveries.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.ListDeliveries.Input.Path,
+                query: Operations.ListDeliveries.Input.Query = .init(),
+                headers: Operations.ListDeliveries.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.DeliveryPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.DeliveryPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListDeliveries.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListDeliveries.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// A page.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/get(listDeliveries)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListDeliveries.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListDeliveries.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Any failure, in one shape.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/get(listDeliveries)/responses/default`.
             ///
             /// HTTP response code: `default`.
             case `default`(statusCode: Swift.Int, Components.Responses._Error)

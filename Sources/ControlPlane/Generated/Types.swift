@@ -80,11 +80,31 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/ladder-profiles`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/ladder-profiles/post(saveLadderProfile)`.
     func saveLadderProfile(_ input: Operations.SaveLadderProfile.Input) async throws -> Operations.SaveLadderProfile.Output
+    /// A page of the tenant's streams, by id.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/get(listStreams)`.
+    func listStreams(_ input: Operations.ListStreams.Input) async throws -> Operations.ListStreams.Output
     /// Create a stream; the answer is the only time its stream key is shown.
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/post(createStream)`.
     func createStream(_ input: Operations.CreateStream.Input) async throws -> Operations.CreateStream.Output
+    /// One stream, its live state, its open session and, while live, its health, renditions and viewers.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/get(getStream)`.
+    func getStream(_ input: Operations.GetStream.Input) async throws -> Operations.GetStream.Output
+    /// Change a stream's settings (a JSON merge patch - absent fields stay, null clears a nullable one).
+    ///
+    /// `recording` also needs the `recordings` scope. A new latency mode reaches players within
+    /// 10 s (the packagers' access cache); a new reconnect window or ladder profile applies from
+    /// the next publish.
+    ///
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/patch(updateStream)`.
+    func updateStream(_ input: Operations.UpdateStream.Input) async throws -> Operations.UpdateStream.Output
     /// Delete a stream with its sessions and recordings (409 while it is live or a recording of it is being written).
     ///
     /// Its recordings' files are removed by the packagers that wrote them within seconds; their bytes leave the tenant's storage at once.
@@ -97,6 +117,11 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams/{stream}/rotate-key`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/rotate-key/post(rotateStreamKey)`.
     func rotateStreamKey(_ input: Operations.RotateStreamKey.Input) async throws -> Operations.RotateStreamKey.Output
+    /// The stream's sessions, newest first, each with its end reason.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/sessions`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/sessions/get(listSessions)`.
+    func listSessions(_ input: Operations.ListSessions.Input) async throws -> Operations.ListSessions.Output
     /// The stream's product cards, newest first (those of one show with `session`).
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/highlights`.
@@ -139,6 +164,11 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/thumbnail`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/thumbnail/get(getThumbnail)`.
     func getThumbnail(_ input: Operations.GetThumbnail.Input) async throws -> Operations.GetThumbnail.Output
+    /// Give the stream a ladder profile (null returns it to the tenant's default).
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/ladder-profile`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/ladder-profile/put(setStreamLadderProfile)`.
+    func setStreamLadderProfile(_ input: Operations.SetStreamLadderProfile.Input) async throws -> Operations.SetStreamLadderProfile.Output
     /// Make the stream public or private (private playback needs a token).
     ///
     /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/visibility`.
@@ -194,6 +224,11 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/enable`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/enable/post(enableWebhook)`.
     func enableWebhook(_ input: Operations.EnableWebhook.Input) async throws -> Operations.EnableWebhook.Output
+    /// The endpoint's delivery log, newest first.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/get(listDeliveries)`.
+    func listDeliveries(_ input: Operations.ListDeliveries.Input) async throws -> Operations.ListDeliveries.Output
     /// Send a delivery again from its first attempt, with the same webhook-id.
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/{delivery}/replay`.
@@ -414,6 +449,21 @@ extension APIProtocol {
             body: body
         ))
     }
+    /// A page of the tenant's streams, by id.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/get(listStreams)`.
+    internal func listStreams(
+        path: Operations.ListStreams.Input.Path,
+        query: Operations.ListStreams.Input.Query = .init(),
+        headers: Operations.ListStreams.Input.Headers = .init()
+    ) async throws -> Operations.ListStreams.Output {
+        try await listStreams(Operations.ListStreams.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
     /// Create a stream; the answer is the only time its stream key is shown.
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/streams`.
@@ -424,6 +474,39 @@ extension APIProtocol {
         body: Operations.CreateStream.Input.Body
     ) async throws -> Operations.CreateStream.Output {
         try await createStream(Operations.CreateStream.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// One stream, its live state, its open session and, while live, its health, renditions and viewers.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/get(getStream)`.
+    internal func getStream(
+        path: Operations.GetStream.Input.Path,
+        headers: Operations.GetStream.Input.Headers = .init()
+    ) async throws -> Operations.GetStream.Output {
+        try await getStream(Operations.GetStream.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Change a stream's settings (a JSON merge patch - absent fields stay, null clears a nullable one).
+    ///
+    /// `recording` also needs the `recordings` scope. A new latency mode reaches players within
+    /// 10 s (the packagers' access cache); a new reconnect window or ladder profile applies from
+    /// the next publish.
+    ///
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}/streams/{stream}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/patch(updateStream)`.
+    internal func updateStream(
+        path: Operations.UpdateStream.Input.Path,
+        headers: Operations.UpdateStream.Input.Headers = .init(),
+        body: Operations.UpdateStream.Input.Body
+    ) async throws -> Operations.UpdateStream.Output {
+        try await updateStream(Operations.UpdateStream.Input(
             path: path,
             headers: headers,
             body: body
@@ -457,6 +540,21 @@ extension APIProtocol {
             path: path,
             headers: headers,
             body: body
+        ))
+    }
+    /// The stream's sessions, newest first, each with its end reason.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/streams/{stream}/sessions`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/sessions/get(listSessions)`.
+    internal func listSessions(
+        path: Operations.ListSessions.Input.Path,
+        query: Operations.ListSessions.Input.Query = .init(),
+        headers: Operations.ListSessions.Input.Headers = .init()
+    ) async throws -> Operations.ListSessions.Output {
+        try await listSessions(Operations.ListSessions.Input(
+            path: path,
+            query: query,
+            headers: headers
         ))
     }
     /// The stream's product cards, newest first (those of one show with `session`).
@@ -565,6 +663,21 @@ extension APIProtocol {
         try await getThumbnail(Operations.GetThumbnail.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Give the stream a ladder profile (null returns it to the tenant's default).
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/streams/{stream}/ladder-profile`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/streams/{stream}/ladder-profile/put(setStreamLadderProfile)`.
+    internal func setStreamLadderProfile(
+        path: Operations.SetStreamLadderProfile.Input.Path,
+        headers: Operations.SetStreamLadderProfile.Input.Headers = .init(),
+        body: Operations.SetStreamLadderProfile.Input.Body
+    ) async throws -> Operations.SetStreamLadderProfile.Output {
+        try await setStreamLadderProfile(Operations.SetStreamLadderProfile.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// Make the stream public or private (private playback needs a token).
@@ -717,6 +830,21 @@ extension APIProtocol {
     ) async throws -> Operations.EnableWebhook.Output {
         try await enableWebhook(Operations.EnableWebhook.Input(
             path: path,
+            headers: headers
+        ))
+    }
+    /// The endpoint's delivery log, newest first.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks/{endpoint}/deliveries`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{endpoint}/deliveries/get(listDeliveries)`.
+    internal func listDeliveries(
+        path: Operations.ListDeliveries.Input.Path,
+        query: Operations.ListDeliveries.Input.Query = .init(),
+        headers: Operations.ListDeliveries.Input.Headers = .init()
+    ) async throws -> Operations.ListDeliveries.Output {
+        try await listDeliveries(Operations.ListDeliveries.Input(
+            path: path,
+            query: query,
             headers: headers
         ))
     }

@@ -10,9 +10,12 @@
 ///   reload, and new ones join at the end.
 /// - Each player rides out faults as the player page's does (``PlayerPage/liveWatchdogScript``):
 ///   loads retried, fatal errors recovered, a stuck or starved player moved on or started again.
+/// - A show's product card (image, title, price, a link) comes with the frame it belongs to,
+///   from the date-range cues (``PlayerPage/cardAtScript``); before its video plays, the card
+///   the feed lists.
 /// - For tests and benchmarks the page records each swipe's time from the swipe to the next
-///   show's first frame (`requestVideoFrameCallback`), the most players ever alive, and the
-///   players started again.
+///   show's first frame (`requestVideoFrameCallback`), each card shown with the frame's media
+///   time and the cue's start, the most players ever alive, and the players started again.
 enum FeedPage {
     static func html(tenant: String, feedURL: String, hlsJSURL: String?) -> String {
         let hls = hlsJSURL.map { "<script src=\"\(PlayerPage.escape($0))\"></script>" } ?? ""
@@ -29,7 +32,8 @@ enum FeedPage {
         .slide .meta b{display:block;font-size:17px}.slide .viewers{opacity:.85}
         .slide .card{position:absolute;left:14px;bottom:80px;display:flex;gap:10px;align-items:center;max-width:80%;padding:8px 12px 8px 8px;
           border-radius:12px;background:rgba(255,255,255,.92);color:#111}
-        .slide .card img{position:static;width:48px;height:48px;border-radius:8px}
+        .slide .card img{position:static;width:48px;height:48px;border-radius:8px;object-fit:cover;background:#ddd}
+        .slide .card .title{font-weight:600}.slide .card a{color:#0a58ca}.slide .card [hidden]{display:none}
         #empty{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;opacity:.8}#empty[hidden]{display:none}</style>
         \(hls)
         </head><body>
@@ -46,7 +50,7 @@ enum FeedPage {
         let shows = [], index = 0;
         const slides = new Map();   // stream -> {el, show}
         const players = new Map();  // stream -> {video, hls}
-        window.storecastFeed = { swipes: [], maxPlayers: 0, destroyed: [], recoveries: 0, errors: 0, shows: () => shows.map(s => s.stream), players: () => [...players.keys()],
+        window.storecastFeed = { swipes: [], cards: [], maxPlayers: 0, destroyed: [], recoveries: 0, errors: 0, shows: () => shows.map(s => s.stream), players: () => [...players.keys()],
           hlsOf: (stream) => players.has(stream) ? players.get(stream).hls : null, videoOf: (stream) => players.has(stream) ? players.get(stream).video : null };
 
         function slideFor(show) {
@@ -69,15 +73,27 @@ enum FeedPage {
           s.el.querySelector('.seller').textContent = show.seller.name;
           s.el.querySelector('.viewers').textContent = show.viewers + ' watching';
           // Until its video plays, the show's current card as the feed has it.
-          if (!players.has(show.stream)) setCard(s.el, show.highlight ? { 'X-TITLE': show.highlight.title, 'X-PRICE': show.highlight.price, 'X-CURRENCY': show.highlight.currency } : null);
+          const h = show.highlight;
+          if (!players.has(show.stream)) setCard(s.el, h ? { id: 'highlight-' + h.id, 'X-TITLE': h.title, 'X-PRICE': h.price, 'X-CURRENCY': h.currency, 'X-IMAGE-URL': h.imageUrl, 'X-LINK': h.link } : null);
           return s;
         }
 
+        // A product card as the player page shows it: its image, title, price and a link to the
+        // product (http and https only: a card's fields come from a tenant's API call).
         function setCard(el, c) {
           let card = el.querySelector('.card');
           if (!c) { if (card) card.remove(); return; }
-          if (!card) { card = document.createElement('div'); card.className = 'card'; el.appendChild(card); }
-          card.textContent = c['X-TITLE'] + (c['X-PRICE'] ? ' · ' + c['X-PRICE'] + ' ' + (c['X-CURRENCY'] || '') : '');
+          if (!card) {
+            card = document.createElement('div'); card.className = 'card';
+            card.innerHTML = '<img alt=""><div><div class="title"></div><div class="price"></div><a target="_blank" rel="noopener">Shop now</a></div>';
+            el.appendChild(card);
+          }
+          card.dataset.card = c.id || '';
+          card.querySelector('.title').textContent = c['X-TITLE'] || '';
+          card.querySelector('.price').textContent = c['X-PRICE'] ? c['X-PRICE'] + ' ' + (c['X-CURRENCY'] || '') : '';
+          const img = card.querySelector('img'), link = card.querySelector('a');
+          if (/^https?:\\/\\//i.test(c['X-IMAGE-URL'] || '')) { img.src = c['X-IMAGE-URL']; img.hidden = false; } else { img.removeAttribute('src'); img.hidden = true; }
+          if (/^https?:\\/\\//i.test(c['X-LINK'] || '')) { link.href = c['X-LINK']; link.hidden = false; } else { link.removeAttribute('href'); link.hidden = true; }
         }
 
         // While a show plays, its card comes from the date-range cues, on the frame it belongs to.
@@ -86,7 +102,10 @@ enum FeedPage {
           const onFrame = (now, meta) => {
             if (players.get(p.stream) !== p) return;  // destroyed, or replaced by a new player
             const c = storecastCardAt(p.video, meta.mediaTime);
-            if ((c && c.id) !== (shown && shown.id)) { shown = c; setCard(slides.get(p.stream).el, c); }
+            if ((c && c.id) !== (shown && shown.id)) {
+              shown = c; setCard(slides.get(p.stream).el, c);
+              if (c) window.storecastFeed.cards.push({ stream: p.stream, id: c.id, start: c.start, mediaTime: meta.mediaTime });
+            }
             p.video.requestVideoFrameCallback(onFrame);
           };
           if ('requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(onFrame);

@@ -81,19 +81,24 @@ import Testing
             defer { publisher.stop(grace: 1) }
             return await StorecastStack.eventually(timeout: .seconds(12)) { ingestLog().components(separatedBy: "publish started").count > before }
         }
-        let second = try await rotate(grace: 0)
-        let refusedBefore = ingestLog().components(separatedBy: "publish refused: unknown stream key").count
-        let old = try EndToEndTests.publisher(url: stack.rtmpURL(key: first), seconds: 3, logDirectory: stack.logDirectory, size: "426x240", name: "old-key")
-        let refused = await StorecastStack.eventually(timeout: .seconds(10)) {
-            ingestLog().components(separatedBy: "publish refused: unknown stream key").count > refusedBefore
+        /// Whether a publish with `key` is refused as an unknown key.
+        func refused(_ key: String, _ name: String) async throws -> Bool {
+            let before = ingestLog().components(separatedBy: "publish refused: unknown stream key").count
+            let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 3, logDirectory: stack.logDirectory, size: "426x240", name: name)
+            defer { publisher.stop(grace: 1) }
+            return await StorecastStack.eventually(timeout: .seconds(10)) { ingestLog().components(separatedBy: "publish refused: unknown stream key").count > before }
         }
-        old.stop(grace: 1)
-        #expect(refused, "the rotated-out key is refused at once:\n\(ingestLog().suffix(2000))")
+        let second = try await rotate(grace: 0)
+        #expect(try await refused(first, "old-key"), "the rotated-out key is refused at once:\n\(ingestLog().suffix(2000))")
         #expect(try await publishes(second, "new-key"), "the new key publishes:\n\(stack.logs())")
         // Rotated with a grace period, the key before still publishes.
-        _ = try await rotate(grace: 300)
+        let third = try await rotate(grace: 300)
         try await Task.sleep(for: .seconds(2))
         #expect(try await publishes(second, "within-grace"), "the previous key publishes during its grace:\n\(ingestLog().suffix(2000))")
+        // A grace runs out: rotated with 2 s of it, the key before is refused once they are over.
+        _ = try await rotate(grace: 2)
+        try await Task.sleep(for: .seconds(4))
+        #expect(try await refused(third, "after-grace"), "the previous key is refused after its grace:\n\(ingestLog().suffix(2000))")
         _ = await stack.stop()
     }
 

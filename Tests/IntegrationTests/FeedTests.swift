@@ -62,12 +62,42 @@ import Testing
         var s = await state()
         #expect(loaded, "the first show plays and the next one is preloaded: \(s)")
         #expect(s["placeholder"] as? String == "data:image/jpeg;base64", "the placeholder paints from the feed itself: \(s["placeholder"] ?? "")")
-        try await Task.sleep(for: .seconds(3))
-        // Two swipes down, each measured from the swipe to the next show's first frame.
-        for _ in 0..<2 {
-            _ = try await browser.evaluate("window.storecastFeed.go(1); return true")
-            try await Task.sleep(for: .seconds(3))
+        // A product card posted through the API while alpha plays: its slide shows it, with its
+        // image and link, on the frame it belongs to.
+        let card = try #require(await TestEnvironment.http("POST", "\(api)/v1/tenants/shop/streams/alpha/highlights", json: #"""
+            {"productId":"sku-7","title":"Red kettle","price":"39.00","currency":"EUR","imageUrl":"https://shop.example/kettle.jpg","link":"https://shop.example/p/sku-7"}
+            """#))
+        let cardID = try #require(String(decoding: card.body, as: UTF8.self).firstMatch(of: /"id":(\d+)/).map { "highlight-\($0.1)" }, "\(card.status)")
+        var shownCard: [String: Any] = [:]
+        let cardShown = await StorecastStack.eventually(timeout: .seconds(15)) {
+            let json = (try? await browser.evaluate("""
+                const el = document.querySelector('.slide[data-stream="alpha"] .card');
+                const seen = window.storecastFeed.cards.find(c => c.stream === 'alpha' && c.id === '\(cardID)');
+                return JSON.stringify(el ? { id: el.dataset.card, title: el.querySelector('.title').textContent, price: el.querySelector('.price').textContent,
+                    image: el.querySelector('img').getAttribute('src'), link: el.querySelector('a').getAttribute('href'), seen } : {});
+                """)) as? String ?? "{}"
+            shownCard = (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]) ?? [:]
+            return shownCard["seen"] != nil
         }
+        #expect(cardShown && shownCard["id"] as? String == cardID && shownCard["title"] as? String == "Red kettle" && shownCard["price"] as? String == "39.00 EUR",
+                "alpha's slide shows the card: \(shownCard)")
+        #expect(shownCard["image"] as? String == "https://shop.example/kettle.jpg" && shownCard["link"] as? String == "https://shop.example/p/sku-7", "with its image and link: \(shownCard)")
+        if let seen = shownCard["seen"] as? [String: Any], let start = seen["start"] as? Double, let time = seen["mediaTime"] as? Double {
+            print("FeedTests: the card showed on the frame \(Int(((time - start) * 1000).rounded())) ms after its start")
+            #expect((-0.05...1).contains(time - start), "the card comes with its frame: \(seen)")
+        }
+        try await Task.sleep(for: .seconds(3))
+        // Two swipes down, as a shopper makes them (a key on a desktop, then a touch swipe),
+        // each measured from the swipe to the next show's first frame.
+        _ = try await browser.evaluate("dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown' })); return true")
+        try await Task.sleep(for: .seconds(3))
+        _ = try await browser.evaluate("""
+            const at = (y) => [new Touch({ identifier: 1, target: document.body, clientX: 100, clientY: y })];
+            dispatchEvent(new TouchEvent('touchstart', { touches: at(500), changedTouches: at(500) }));
+            dispatchEvent(new TouchEvent('touchend', { touches: [], changedTouches: at(300) }));
+            return true
+            """)
+        try await Task.sleep(for: .seconds(3))
         s = await state()
         let swipes = s["swipes"] as? [[String: Any]] ?? []
         #expect(swipes.map { $0["to"] as? String ?? "" } == ["charlie", "bravo"], "\(swipes)")

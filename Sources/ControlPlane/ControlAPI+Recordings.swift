@@ -19,7 +19,12 @@ extension ControlAPIHandlers {
 
     func listRecordings(_ input: Operations.ListRecordings.Input) async throws -> Operations.ListRecordings.Output {
         let (tenant, stream) = (input.path.tenant, input.path.stream)
-        let rows = try await ControlAPI.guarded { try await catalog.database.run { try RecordingStore.list($0, tenant: tenant, stream: stream) } }
+        // An unknown stream's recordings are not an empty list.
+        guard let rows = try await ControlAPI.guarded({ try await catalog.database.run { db -> [RecordingStore.Row]? in
+            try StreamDirectory.exists(db, tenant: tenant, stream: stream) ? try RecordingStore.list(db, tenant: tenant, stream: stream) : nil
+        } }) else {
+            throw APIError.notFound("no stream \(tenant)/\(stream)")
+        }
         return .ok(.init(body: .json(.init(recordings: try rows.map(Components.Schemas.Recording.init)))))
     }
 

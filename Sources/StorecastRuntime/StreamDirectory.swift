@@ -80,6 +80,11 @@ public enum StreamDirectory {
         return rows.isEmpty ? nil : stream(rows, 0)
     }
 
+    /// Whether `tenant` has a stream `slug`.
+    public static func exists(_ db: PostgresConnection, tenant: String, stream slug: String) throws -> Bool {
+        try !db.execute("SELECT 1 FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 AND s.slug = $2", [tenant, slug]).isEmpty
+    }
+
     /// The stream's sessions, newest first, before session id `before`; nil when there is no such stream.
     public static func sessions(_ db: PostgresConnection, tenant: String, stream slug: String, before: Int64, limit: Int) throws -> [Session]? {
         let exists = try db.execute("SELECT s.id FROM streams s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 AND s.slug = $2", [tenant, slug])

@@ -295,6 +295,106 @@ import Testing
         #expect(queued.value(0, "q") == "\(ready) packager-x shop/gone,\(failed) packager-x shop/gone")
     }
 
+    /// Runs `table` in order: each call's status, and what its answer says (or, after "!",
+    /// must not say); `token` nil is the operator's.
+    static func run(_ api: API, _ table: [(method: String, path: String, body: String?, token: String?, status: Int, says: String)]) async {
+        for (i, c) in table.enumerated() {
+            let r = await api.call(c.method, c.path, json: c.body, token: c.token ?? TestEnvironment.adminToken)
+            let says = c.says.hasPrefix("!") ? !r.body.contains(c.says.dropFirst()) : (c.says.isEmpty || r.body.contains(c.says))
+            #expect(r.status == c.status && says, "row \(i): \(c.method) \(c.path) \(c.body ?? "") → \(r.status) \(r.body)")
+        }
+    }
+
+    /// A tenant's webhook endpoints and API keys, as a golden table in order.
+    @Test func webhooksAndKeysAsAGoldenTable() async throws {
+        let api = try await API(arguments: ["--webhook-allow-private-networks"])
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        let made = await api.call("POST", "/v1/tenants/shop/webhooks", json: #"{"url":"http://127.0.0.1:9/hook","eventTypes":["stream.live"],"description":"orders"}"#,
+                                  token: TestEnvironment.adminToken)
+        let endpoint = try #require(made.body.firstMatch(of: /"id":"(ep_[a-z0-9]+)"/).map { String($0.1) }, "\(made.status) \(made.body)")
+        let reader = try await api.key("shop", scopes: ["streams:read"])
+        let hooks = try await api.key("shop", scopes: ["webhooks"])
+        let w = "/v1/tenants/shop/webhooks", k = "/v1/tenants/shop/api-keys"
+        await Self.run(api, [
+            ("POST", w, #"{"url":"http://127.0.0.1:9/other"}"#, hooks.text, 201, #""secret":"whsec_"#),
+            ("POST", w, #"{"url":"ftp://127.0.0.1/hook"}"#, nil, 400, #""field":"url""#),
+            ("POST", w, #"{"url":"http://user:pw@127.0.0.1:9/hook"}"#, nil, 400, #""field":"url""#),
+            ("POST", w, #"{"url":"http://127.0.0.1:9/hook","eventTypes":["stream.started"]}"#, nil, 400, "it takes one of"),
+            ("POST", w, #"{"description":"no url"}"#, nil, 400, "url is required"),
+            ("GET", w, nil, nil, 200, endpoint),
+            ("GET", w, nil, hooks.text, 200, #""description":"orders""#),
+            ("GET", w, nil, reader.text, 403, "webhooks"),
+            ("GET", "\(w)/\(endpoint)", nil, nil, 200, #""eventTypes":["stream.live"]"#),
+            ("GET", "\(w)/\(endpoint)", nil, nil, 200, "!whsec_"),
+            ("GET", "\(w)/ep_0000000000000000", nil, nil, 404, "no webhook endpoint"),
+            ("POST", "\(w)/\(endpoint)/rotate-secret", #"{"graceSeconds":60}"#, nil, 200, "previousSecretValidUntil"),
+            ("POST", "\(w)/\(endpoint)/rotate-secret", #"{"graceSeconds":604801}"#, nil, 400, #""field":"graceSeconds""#),
+            ("POST", "\(w)/\(endpoint)/enable", nil, nil, 200, "!disabledAt"),
+            ("GET", "\(w)/\(endpoint)/deliveries", nil, nil, 200, #""next":null"#),
+            ("GET", "\(w)/\(endpoint)/deliveries?limit=0", nil, nil, 400, #""field":"limit""#),
+            ("GET", "\(w)/\(endpoint)/deliveries?cursor=abc", nil, nil, 400, #""field":"cursor""#),
+            ("POST", "\(w)/\(endpoint)/deliveries/999/replay", nil, nil, 404, "delivery"),
+            ("DELETE", "\(w)/\(endpoint)", nil, reader.text, 403, "webhooks"),
+            ("DELETE", "\(w)/\(endpoint)", nil, nil, 204, ""),
+            ("DELETE", "\(w)/\(endpoint)", nil, nil, 404, "no webhook endpoint"),
+            ("GET", "\(w)/\(endpoint)/deliveries", nil, nil, 404, "no webhook endpoint"),
+            ("POST", k, #"{"name":"ci","scopes":["streams:read","highlights"]}"#, nil, 201, #""key":"sck_"#),
+            ("POST", k, #"{"name":"ci","scopes":["everything"]}"#, nil, 400, "it takes one of"),
+            ("POST", k, #"{"name":"ci"}"#, nil, 400, "scopes is required"),
+            ("POST", k, #"{"name":"ci","scopes":[]}"#, nil, 400, #""field":"scopes""#),
+            ("POST", k, #"{"name":"\#(String(repeating: "n", count: 101))","scopes":["streams:read"]}"#, nil, 400, #""field":"name""#),
+            ("POST", k, #"{"name":"wider","scopes":["streams:write"]}"#, reader.text, 403, "streams:write"),
+            ("POST", k, #"{"name":"same","scopes":["streams:read"]}"#, reader.text, 201, #""createdBy":"#),
+            ("GET", k, nil, reader.text, 200, reader.id),
+            ("GET", k, nil, nil, 200, "!\(reader.text.split(separator: "_").last ?? "")"),
+            ("DELETE", "\(k)/\(hooks.id)", nil, reader.text, 403, "webhooks"),
+            ("DELETE", "\(k)/nokeynokeyno", nil, nil, 404, ""),
+            ("DELETE", "\(k)/\(hooks.id)", nil, nil, 204, ""),
+            ("DELETE", "\(k)/\(hooks.id)", nil, nil, 204, ""),  // revoking a revoked key changes nothing, and is no error
+            ("GET", w, nil, hooks.text, 401, "unauthorized"),
+            ("GET", k, nil, nil, 200, #""revokedAt":"20"#),
+        ])
+    }
+
+    /// A stream's playback (where it plays, who may) and its recordings, as a golden table in order.
+    @Test func playbackAndRecordingsAsAGoldenTable() async throws {
+        let api = try await API()
+        defer { api.stop() }
+        #expect(await api.call("POST", "/v1/tenants", json: #"{"slug":"shop"}"#, token: TestEnvironment.adminToken).status == 201)
+        #expect(await api.call("POST", "/v1/tenants/shop/streams", json: #"{"slug":"live"}"#, token: TestEnvironment.adminToken).status == 201)
+        let ready = try #require(try await api.db.execute("""
+            INSERT INTO recordings (stream_id, packager_node, state, bytes, duration_seconds, ended_at)
+            SELECT id, 'packager-x', 'ready', 7000, 12.5, now() FROM streams WHERE slug = 'live' RETURNING id
+            """).value(0, "id"))
+        let signer = try await api.key("shop", scopes: ["playback:sign"])
+        let reader = try await api.key("shop", scopes: ["streams:read"])
+        let s = "/v1/tenants/shop/streams/live"
+        await Self.run(api, [
+            ("GET", "\(s)/playback", nil, reader.text, 200, #""playbackURL":"http"#),
+            ("GET", "/v1/tenants/shop/streams/nope/playback", nil, nil, 404, "no stream"),
+            ("POST", "\(s)/playback-tokens", "{}", signer.text, 201, #""token":""#),
+            ("POST", "\(s)/playback-tokens", #"{"ttlSeconds":0}"#, nil, 400, #""field":"ttlSeconds""#),
+            ("POST", "\(s)/playback-tokens", #"{"ttlSeconds":604801}"#, nil, 400, #""field":"ttlSeconds""#),
+            ("POST", "\(s)/playback-tokens", "{}", reader.text, 403, "playback:sign"),
+            ("PUT", "\(s)/visibility", #"{"visibility":"private"}"#, nil, 200, #""visibility":"private""#),
+            ("PUT", "\(s)/visibility", #"{"visibility":"hidden"}"#, nil, 400, "it takes one of"),
+            ("PUT", "\(s)/visibility", #"{}"#, nil, 400, "visibility is required"),
+            ("GET", s, nil, nil, 200, #""visibility":"private""#),
+            ("POST", "/v1/tenants/shop/playback-secret/rotate", #"{"graceSeconds":60}"#, signer.text, 200, "previousSecretValidUntil"),
+            ("POST", "/v1/tenants/shop/playback-secret/rotate", #"{"graceSeconds":-1}"#, nil, 400, #""field":"graceSeconds""#),
+            ("PUT", "\(s)/recording", #"{"enabled":true}"#, nil, 200, #""recording":"on""#),
+            ("PUT", "\(s)/recording", #"{"enabled":"yes"}"#, nil, 400, #""field":"enabled""#),
+            ("PUT", "\(s)/recording", #"{"enabled":false}"#, reader.text, 403, "recordings"),
+            ("GET", "\(s)/recordings", nil, nil, 200, #""durationSeconds":12.5"#),
+            ("GET", "\(s)/recordings", nil, reader.text, 403, "recordings"),
+            ("GET", "/v1/tenants/shop/streams/nope/recordings", nil, nil, 404, "no stream"),
+            ("DELETE", "\(s)/recordings/\(ready)", nil, nil, 204, ""),
+            ("GET", "\(s)/recordings", nil, nil, 200, #""recordings":[]"#),
+            ("PUT", "\(s)/recording", #"{"enabled":false}"#, nil, 200, #""recording":"off""#),
+        ])
+    }
+
     /// A tenant's name, quotas and deletion, as a golden table in order.
     @Test func tenantQuotasAndDeletionAsAGoldenTable() async throws {
         let api = try await API()

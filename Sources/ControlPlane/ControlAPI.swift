@@ -37,11 +37,8 @@ public enum ControlAPI {
         router.add(middleware: APIErrorMiddleware(logger: logger))
         router.get("/healthz") { _, _ in "ok" }
         OpenAPIDocument.addRoutes(to: router)
-        let open = router.group("v1")
-        let v1 = router.group("v1")
         let authenticator = APIAuthenticator(adminToken: adminToken, database: catalog.database, failures: .init(), trustedProxies: trustedProxies, logger: logger)
-        v1.add(middleware: authenticator)
-        let book = RouteBook(v1, open: open, documented: router.group().add(middleware: authenticator), documentedOpen: router.group())
+        let book = RouteBook(open: router.group("v1"), documented: router.group().add(middleware: authenticator), documentedOpen: router.group())
         let handlers = ControlAPIHandlers(catalog: catalog, webhooks: webhooks, playbackBaseURL: playbackBaseURL, rtmpBaseURL: rtmpBaseURL)
         do {
             try handlers.registerHandlers(on: DocumentedOperations(book: book), configuration: DocumentedOperations.configuration, middlewares: [PlainHeaderValues()])

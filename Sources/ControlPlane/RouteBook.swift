@@ -16,13 +16,13 @@ public struct APIRoute: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Registers /v1 routes, each with who may call it: every handler runs only once
-/// ``OperationAccess`` allowed the caller (``APIAuthenticator`` put it in the context), so no
-/// route can forget the check; and the list of what was registered is what the isolation test
-/// walks. Routes come hand-registered (``on(_:_:_:_:)``) or generated from the document
-/// (``DocumentedOperations``), which moves the API there resource by resource.
+/// Registers /v1 routes, each with who may call it: every operation generated from the document
+/// (``DocumentedOperations``) runs only once ``OperationAccess`` allowed the caller
+/// (``APIAuthenticator`` put it in the context), so no route can forget the check; the one
+/// hand-registered route, a stream's events, is public and its handler checks a private
+/// stream's token (``openStream(_:_:_:)``). The list of what was registered is what the
+/// isolation test walks.
 final class RouteBook {
-    private let group: RouterGroup<APIRequestContext>
     /// /v1 without the bearer check: routes whose handler decides (``RouteAccess/publicStream``).
     private let open: RouterGroup<APIRequestContext>
     /// The root behind the bearer check, for operations generated with their /v1 paths.
@@ -31,9 +31,7 @@ final class RouteBook {
     private let documentedOpen: RouterGroup<APIRequestContext>
     private(set) var routes: [APIRoute] = []
 
-    init(_ group: RouterGroup<APIRequestContext>, open: RouterGroup<APIRequestContext>, documented: RouterGroup<APIRequestContext>,
-         documentedOpen: RouterGroup<APIRequestContext>) {
-        self.group = group
+    init(open: RouterGroup<APIRequestContext>, documented: RouterGroup<APIRequestContext>, documentedOpen: RouterGroup<APIRequestContext>) {
         self.open = open
         self.documentedRoot = documented
         self.documentedOpen = documentedOpen
@@ -43,12 +41,6 @@ final class RouteBook {
     func openStream(_ method: HTTPRequest.Method, _ path: String, _ handler: @escaping @Sendable (Request, APIRequestContext) async throws -> Response) {
         routes.append(APIRoute(method: method, path: "/v1/\(path)", access: .publicStream))
         open.on(RouterPath(path), method: method, use: handler)
-    }
-
-    func on(_ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess,
-            _ handler: @escaping @Sendable (Request, APIRequestContext) async throws -> Response) {
-        routes.append(APIRoute(method: method, path: "/v1/\(path)", access: access))
-        group.group().add(middleware: OperationAccess(access: access)).on(RouterPath(path), method: method, use: handler)
     }
 
     /// Where a generated operation registers (`path` as the document writes it, from the root).

@@ -42,7 +42,7 @@ public struct KeyFailureBackoff: Sendable {
             penalty = min(Self.firstPenalty * (1 << doublings), Self.maximumPenalty)
             record.blockedUntil = now + penalty!
         }
-        if records[address] == nil, records.count >= Self.maximumAddresses { evictOldest() }
+        if records[address] == nil, records.count >= Self.maximumAddresses { evict(now: now) }
         records[address] = record
         return penalty
     }
@@ -50,8 +50,18 @@ public struct KeyFailureBackoff: Sendable {
     /// A right key: the address starts over.
     public mutating func succeeded(_ address: String) { records[address] = nil }
 
-    private mutating func evictOldest() {
-        guard let oldest = records.min(by: { $0.value.firstFailure < $1.value.firstFailure })?.key else { return }
-        records[oldest] = nil
+    /// Makes room: the record with the oldest first failure among those not waiting now, else
+    /// the one whose wait ends first. So a flood of new addresses (or key ids) cannot push out
+    /// one that is waiting for a long time, the one under attack.
+    private mutating func evict(now: ContinuousClock.Instant) {
+        var free: (key: String, since: ContinuousClock.Instant)?, soonest: (key: String, until: ContinuousClock.Instant)?
+        for (key, record) in records {  // one pass, nothing copied: this runs for every new address once full
+            if let until = record.blockedUntil, until > now {
+                if soonest.map({ until < $0.until }) ?? true { soonest = (key, until) }
+            } else if free.map({ record.firstFailure < $0.since }) ?? true {
+                free = (key, record.firstFailure)
+            }
+        }
+        if let victim = free?.key ?? soonest?.key { records[victim] = nil }
     }
 }

@@ -4,10 +4,11 @@
 /// Key ids are public, so a limit that refused a key outright would let anyone lock a tenant's
 /// key out. Instead, once an id is over its budget (``KeyFailureBackoff``'s: 5 wrong secrets in
 /// a minute, then a wait doubling from 1 s to 60 s), a presented secret is compared with the
-/// key's stored hash held in memory (read from the database at most once per
-/// ``memoLifetime``): the right secret goes on to the usual check, a wrong one is refused with
+/// key's stored hash held in memory (read from the database again once it is
+/// ``memoLifetime`` old): the right secret goes on to the usual check, a wrong one is refused with
 /// 429 and no database query. So a spray of guesses at one key, from however many addresses,
-/// costs the database one query per ``memoLifetime``, and the key's owner is never refused.
+/// costs the database about one query per ``memoLifetime``, and the key's owner is not refused
+/// (but for up to ``memoLifetime`` after its suspended tenant is resumed).
 public struct KeyIDThrottle: Sendable {
     /// How long a key's stored hash is trusted in memory (a revocation reaches the check within it).
     public static let memoLifetime: Duration = .seconds(5)
@@ -45,7 +46,7 @@ public struct KeyIDThrottle: Sendable {
     /// The key's stored hash as the database has it now (nil: no usable key by that id).
     public mutating func remember(_ id: String, storedHash: String?, now: ContinuousClock.Instant) {
         if memos[id] == nil, memos.count >= Self.maximumMemos {
-            memos = memos.filter { backoff.wait($0.key, now: now) != nil }
+            memos = memos.filter { backoff.wait($0.key, now: now) != nil }  // ids no longer over their budget first
             if memos.count >= Self.maximumMemos, let oldest = memos.min(by: { $0.value.readAt < $1.value.readAt })?.key { memos[oldest] = nil }
         }
         memos[id] = Memo(storedHash: storedHash, readAt: now)

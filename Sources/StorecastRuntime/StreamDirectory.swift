@@ -6,7 +6,6 @@ import PostgresClient
 /// the database thread (`PostgresExecutor.run`). Pages are ordered by id and continue after
 /// the last id of the previous page (a cursor that stays right while streams are added).
 public enum StreamDirectory {
-    public static let states = ["idle", "live", "reconnecting", "ended"]
 
     public struct Session: Sendable, Codable, Hashable {
         public var id: Int64

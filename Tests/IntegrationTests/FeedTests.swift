@@ -82,10 +82,11 @@ import Testing
         #expect(cardShown && shownCard["id"] as? String == cardID && shownCard["title"] as? String == "Red kettle" && shownCard["price"] as? String == "39.00 EUR",
                 "alpha's slide shows the card: \(shownCard)")
         #expect(shownCard["image"] as? String == "https://shop.example/kettle.jpg" && shownCard["link"] as? String == "https://shop.example/p/sku-7", "with its image and link: \(shownCard)")
-        if let seen = shownCard["seen"] as? [String: Any], let start = seen["start"] as? Double, let time = seen["mediaTime"] as? Double {
-            print("FeedTests: the card showed on the frame \(Int(((time - start) * 1000).rounded())) ms after its start")
-            #expect((-0.05...1).contains(time - start), "the card comes with its frame: \(seen)")
-        }
+        let seen = shownCard["seen"] as? [String: Any] ?? [:]
+        let (start, time) = (seen["start"] as? Double ?? .nan, seen["mediaTime"] as? Double ?? .nan)
+        print("FeedTests: the card showed on the frame \(Int(((time - start) * 1000).rounded())) ms after its start")
+        // Shown on the first frame its cue holds (a late cue would be a late card), not before it.
+        #expect((-0.05...1).contains(time - start), "the card comes with its frame: \(seen)")
         try await Task.sleep(for: .seconds(3))
         // Two swipes down, as a shopper makes them (a key on a desktop, then a touch swipe),
         // each measured from the swipe to the next show's first frame.

@@ -65,7 +65,7 @@ import Testing
             components:
             """
         let router = Router(context: APIRequestContext.self)
-        let book = RouteBook(router.group("v1"), open: router.group("v1"), documented: router.group(), documentedOpen: router.group())
+        let book = RouteBook(open: router.group("v1"), documented: router.group(), documentedOpen: router.group())
         let transport = DocumentedOperations(book: book, document: document)
         #expect(transport.access.isEmpty)
         #expect(throws: DocumentedOperations.Refusal.self) {

@@ -32,6 +32,16 @@ import Testing
         #expect(backoff.wait(c.ip, now: Self.at(c.at)) == c.wait.map { .milliseconds(Int($0 * 1000)) }, "\(c.name)")
     }
 
+    /// A flood of new addresses (or key ids) does not push out the one that is waiting: what
+    /// goes to make room is one not waiting.
+    @Test func aFloodDoesNotPushOutWhatIsWaiting() {
+        var backoff = KeyFailureBackoff()
+        for _ in 0..<20 { backoff.failed("target", now: Self.at(0)) }  // waits 60 s
+        for i in 0..<(KeyFailureBackoff.maximumAddresses + 100) { backoff.failed("flood-\(i)", now: Self.at(1)) }
+        #expect(backoff.records.count == KeyFailureBackoff.maximumAddresses)
+        #expect(backoff.wait("target", now: Self.at(2)) != nil, "the target still waits")
+    }
+
     @Test func addressesAreBounded() {
         var backoff = KeyFailureBackoff()
         for i in 0...KeyFailureBackoff.maximumAddresses { backoff.failed("10.0.\(i / 256).\(i % 256)", now: Self.at(Double(i) / 1000)) }

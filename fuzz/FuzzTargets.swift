@@ -1,11 +1,12 @@
 // libFuzzer entry for Storecast's parsers of untrusted bytes. Built by fuzz/run.sh together with
 // the pure modules' sources (BinaryCoding, RTMP, MediaFormats, StorecastWire, and StorecastRuntime's
-// ContainedPath, the one path builder, and the packager's HTTP/1.1 request-head reader) as one module, with
+// ContainedPath, the one path builder, and WebhookRetryPolicy, whose Retry-After reader takes what
+// a tenant's webhook receiver answers, and the packager's HTTP/1.1 request-head reader) as one module, with
 // -sanitize=fuzzer,address. The target is chosen by STORECAST_FUZZ_TARGET.
 import Foundation
 
 enum FuzzTarget: String, CaseIterable {
-    case chunk, amf0, flv, avc, hevc, aac, wire, handshake, path, httphead
+    case chunk, amf0, flv, avc, hevc, aac, wire, handshake, path, httphead, retryafter
 }
 
 let selected: FuzzTarget = {
@@ -105,6 +106,17 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             let firstBlankLine = (0...(length - 4)).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }
             precondition(firstBlankLine == length - 4, "a head that runs past its first blank line")
             precondition(HTTP1RequestHead.read(Array(bytes[..<length]), maximumHeadBytes: 1024, maximumFields: 20) == reading, "the head alone reads the same")
+        }
+    case .retryafter:
+        // A tenant's webhook receiver sets Retry-After: any value is a wait of zero or more, or
+        // none; whole seconds are read as given.
+        let text = String(decoding: bytes.prefix(256), as: UTF8.self)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let wait = WebhookRetryPolicy.retryAfter(text, now: now)
+        if let wait { precondition(wait >= .zero, "a negative wait for \(text)") }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ (48...57).contains($0) }), let seconds = Int(trimmed) {
+            precondition(wait == .seconds(seconds), "\(trimmed) seconds read as \(String(describing: wait))")
         }
     }
     return 0

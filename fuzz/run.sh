@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(chunk amf0 flv avc hevc aac wire handshake path httphead)
+((${#targets[@]})) || targets=(chunk amf0 flv avc hevc aac wire handshake path httphead retryafter)
 
 build=".build/fuzz"
 mkdir -p "$build/src"
@@ -20,6 +20,8 @@ for m in BinaryCoding RTMP MediaFormats StorecastWire; do
 done
 # The one path builder (StorecastRuntime; no imports): names from the wire become paths only here.
 cp Sources/StorecastRuntime/ContainedPath.swift "$build/src/StorecastRuntime_ContainedPath.swift"
+# What follows a webhook attempt, with the Retry-After reader (Foundation only): a receiver's answer is untrusted.
+cp Sources/StorecastRuntime/WebhookRetryPolicy.swift "$build/src/StorecastRuntime_WebhookRetryPolicy.swift"
 # The packager's HTTP/1.1 request-head reader (no imports): the wire-level hot path's parser of untrusted bytes.
 cp Sources/Packager/HTTP1RequestHead.swift "$build/src/Packager_HTTP1RequestHead.swift"
 echo "fuzz: building ($(ls "$build/src" | wc -l) files, -sanitize=fuzzer,address)"

@@ -1,5 +1,3 @@
-import StorecastRuntime
-
 /// What a list's items are called in its page (`streams`, `sessions`, `deliveries`).
 protocol ListName: Sendable, Hashable {
     static var name: String { get }
@@ -42,29 +40,5 @@ struct ListPage<Item: Codable & Hashable & Sendable, Name: ListName>: Codable, H
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(items, forKey: Key(Name.name))
         try c.encode(next, forKey: Key("next"))
-    }
-}
-
-/// The document's shapes that are our own types (typeOverrides in
-/// schemas/openapi-generator-config.yaml), by the names the generated code uses.
-typealias StreamResource = StreamDirectory.Stream
-typealias SessionResource = StreamDirectory.Session
-typealias StreamSettingsPatch = StreamSettingsChange
-typealias StreamPageBody = ListPage<StreamDirectory.Stream, StreamsList>
-typealias SessionPageBody = ListPage<StreamDirectory.Session, SessionsList>
-typealias DeliveryPageBody = ListPage<Components.Schemas.Delivery, DeliveriesList>
-
-/// A stream's ladder profile as a merge patch: a profile of the tenant, or null (or absent)
-/// for the tenant's default. (The generator leaves the document's oneOf of a slug and null out
-/// of the body's type altogether.)
-struct StreamLadderProfileChoice: Codable, Hashable, Sendable {
-    var name: String?
-
-    enum CodingKeys: String, CodingKey, CaseIterable { case name }
-
-    init(from decoder: any Decoder) throws {
-        // A typo ({"nmae": …}) would otherwise reset the stream to the tenant's default.
-        try StrictJSONFields.check(decoder, CodingKeys.self, nullable: ["name"])
-        name = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .name)
     }
 }

@@ -4,8 +4,9 @@
 /// - Each show paints its blurred placeholder at once (inline in the feed), then its preview
 ///   still, then video.
 /// - At most two players are alive: the show on screen, playing, and the next one, preloaded
-///   (playlist, init segments and its first part or so fetched, paused). A show swiped away has
-///   its player destroyed, and its requests stop.
+///   (playlist, init segments and its first part or so fetched, paused, and kept within a second
+///   of the live edge while it waits). A show swiped away has its player destroyed, and its
+///   requests stop.
 /// - The feed is read again every 5 s (it is cacheable for 5 s): ended shows drop out without a
 ///   reload, and new ones join at the end.
 /// - Each player rides out faults as the player page's does (``PlayerPage/liveWatchdogScript``):
@@ -132,6 +133,17 @@ enum FeedPage {
           }, () => { window.storecastFeed.recoveries++; });
         }
 
+        // A preloaded show waits paused at the live edge, not where it was preloaded: once it is
+        // more than 1 s behind hls.js's live sync position, it is moved there (hls.js fetches the
+        // media there, about a second of it). Else a show preloaded 10 s before the swipe would
+        // start 10 s behind and take 20 s of faster playback to catch up.
+        function keepAtLiveEdge(p) {
+          return setInterval(() => {
+            const live = p.hls && p.hls.liveSyncPosition;
+            if (!p.playing && typeof live === 'number' && live - p.video.currentTime > 1) p.video.currentTime = live;
+          }, 500);
+        }
+
         function startPlayer(show, play) {
           let p = players.get(show.stream);
           // A show swiped back into the next slot was playing: it is swiped away like any other
@@ -143,14 +155,15 @@ enum FeedPage {
             video.muted = true; video.playsInline = true; video.preload = 'auto';
             video.style.opacity = '0';
             slides.get(show.stream).el.insertBefore(video, slides.get(show.stream).el.querySelector('.meta'));
-            p = { video, hls: null, stream: show.stream, catchUp: null, watch: null, playing: false };
-            if (useHlsJS) { attachHls(p, show.playbackUrl, play); p.watch = watch(p, show.playbackUrl); } else video.src = show.playbackUrl;
+            p = { video, hls: null, stream: show.stream, catchUp: null, watch: null, fresh: null, playing: false };
+            if (useHlsJS) { attachHls(p, show.playbackUrl, play); p.watch = watch(p, show.playbackUrl); p.fresh = keepAtLiveEdge(p); } else video.src = show.playbackUrl;
             players.set(show.stream, p);
             followCards(p);
             window.storecastFeed.maxPlayers = Math.max(window.storecastFeed.maxPlayers, players.size);
           }
           if (play) {
             p.playing = true;
+            clearInterval(p.fresh);
             if (p.hls) { p.hls.config.maxBufferLength = 4; p.hls.config.maxMaxBufferLength = 30; }
             const shown = () => { p.video.style.opacity = '1'; };
             if ('requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(shown); else p.video.addEventListener('playing', shown, { once: true });
@@ -165,6 +178,7 @@ enum FeedPage {
           players.delete(stream);
           clearInterval(p.catchUp);
           clearInterval(p.watch);
+          clearInterval(p.fresh);
           if (p.hls) storecastDestroy(p.hls);
           p.video.removeAttribute('src'); p.video.load(); p.video.remove();
           window.storecastFeed.destroyed.push({ stream, at: performance.now() });
@@ -189,7 +203,8 @@ enum FeedPage {
           index = to;
           layout();
           const p = players.get(next.stream);
-          const record = () => window.storecastFeed.swipes.push({ from, to: next.stream, ms: performance.now() - t0 });
+          // With how far behind the live edge that first frame is (hls.js's latency).
+          const record = () => window.storecastFeed.swipes.push({ from, to: next.stream, ms: performance.now() - t0, behind: p.hls ? p.hls.latency : null });
           if (p && 'requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(record);
           else if (p) p.video.addEventListener('playing', record, { once: true });
         }

@@ -128,6 +128,106 @@ import Testing
         #expect((last["errors"] as? [String] ?? ["?"]).isEmpty, "\(last)")
     }
 
+    /// The feed's own case over HTTP/2: the feed page (through the caching proxy, another origin)
+    /// lists shows whose packager is reached over HTTPS (its `--public-url`), so the show on
+    /// screen plays and the next one preloads over one HTTP/2 connection. The show on screen keeps
+    /// LL-HLS latency with no stall; a swipe plays the preloaded show, which then keeps LL-HLS
+    /// latency too; every media request of the page is HTTP/2, both shows' among them.
+    @Test func theFeedsPlayersPlayAtLowLatencyOverHTTP2() async throws {
+        let stack = try StorecastStack()
+        var keys: [String: String] = [:]
+        for show in ["alpha", "bravo"] { keys[show] = try await stack.provisionStream(tenant: "shop", stream: show) }
+        let pair = try SelfSignedCertificate.ensure(in: stack.logDirectory.appendingPathComponent("tls").path)
+        let httpsPort = try TestEnvironment.freePort()
+        let origin = "https://127.0.0.1:\(httpsPort)", api = "http://127.0.0.1:\(stack.apiPort)"
+        try stack.start(packagerArguments: ["--events-url", api, "--hlsjs-file", try TestEnvironment.testTool("hls.js").path, "--public-url", origin,
+                                            "--https-port", "\(httpsPort)", "--tls-certificate", pair.certificate, "--tls-key", pair.key])
+        try await stack.waitUntilReady()
+        let (nginx, cdn, _) = try await CachedCrossOriginPlaybackTests.startCache(for: stack)
+        defer { nginx.stop(grace: 2) }
+        #expect(await TestEnvironment.http("PATCH", "\(api)/v1/tenants/shop/streams/alpha", json: #"{"pinned":true}"#)?.status == 200)
+        var publishers: [ServiceProcess] = []
+        defer { publishers.forEach { $0.stop(grace: 1) } }
+        for show in ["alpha", "bravo"] {
+            publishers.append(try EndToEndTests.publisher(url: stack.rtmpURL(key: keys[show]!), seconds: 60, logDirectory: stack.logDirectory, size: "426x240", name: "publisher-\(show)"))
+        }
+        // Both shows listed, their playback under the packager's HTTPS origin.
+        var feed = ""
+        let listed = await StorecastStack.eventually(timeout: .seconds(30)) {
+            feed = String(decoding: await TestEnvironment.httpGet("\(api)/v1/feed/shop")?.body ?? [], as: UTF8.self)
+            return feed.matches(of: /"playbackUrl":"https:\\\/\\\/127\.0\.0\.1:\d+\\\/live\\\/shop\\\/(alpha|bravo)\\\/master\.m3u8"/).count == 2
+        }
+        #expect(listed, "both shows in the feed, played from \(origin): \(feed)")
+        try await Task.sleep(for: .seconds(3))
+
+        let browser = try await WebDriverSession(logDirectory: stack.logDirectory, acceptInsecureCerts: true)
+        defer { Task { await browser.close() } }
+        try await browser.navigate("\(cdn)/feed/shop")
+        _ = try await browser.evaluate("performance.setResourceTimingBufferSize(1000000); return true")
+        func state() async -> [String: Any] {
+            let json = (try? await browser.evaluate("""
+                const f = window.storecastFeed; if (!f) return '{}';
+                const player = (s) => { const v = f.videoOf(s), h = f.hlsOf(s); return v && h ? { time: v.currentTime, paused: v.paused, latency: h.latency, stalls: v.storecastStalls || 0 } : null; };
+                for (const s of f.players()) { const v = f.videoOf(s); if (v && v.storecastStalls === undefined) { v.storecastStalls = 0; v.addEventListener('waiting', () => { if (!v.paused) v.storecastStalls++; }); } }
+                const protocols = {};
+                for (const e of performance.getEntriesByType('resource')) {
+                    const m = e.name.match(/\\/live\\/shop\\/([a-z]+)\\//); if (!m || !e.name.startsWith('\(origin)/')) continue;
+                    const k = m[1] + ' ' + (e.nextHopProtocol || '?'); protocols[k] = (protocols[k] || 0) + 1;
+                }
+                return JSON.stringify({ players: f.players(), maxPlayers: f.maxPlayers, swipes: f.swipes, errors: f.errors, alpha: player('alpha'), bravo: player('bravo'), protocols });
+                """)) as? String ?? "{}"
+            return (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]) ?? [:]
+        }
+        // The show on screen plays; the next one is preloaded.
+        var s: [String: Any] = [:]
+        let loaded = await StorecastStack.eventually(timeout: .seconds(30)) {
+            s = await state()
+            return (s["players"] as? [String]) == ["alpha", "bravo"] && ((s["alpha"] as? [String: Any])?["time"] as? Double ?? 0) > 1
+        }
+        #expect(loaded, "alpha plays and bravo is preloaded: \(s)\n\(stack.logs())")
+        /// Ten seconds of the show on screen: it advances, keeps LL-HLS latency and never stalls.
+        func watch(_ show: String) async throws -> (advanced: Double, p50: Double, stalls: Int, latencies: [Double]) {
+            let first = (await state()[show] as? [String: Any])?["time"] as? Double ?? 0
+            var latencies: [Double] = []
+            for _ in 0..<10 {
+                try await Task.sleep(for: .seconds(1))
+                latencies.append(((await state()[show] as? [String: Any])?["latency"] as? Double) ?? 99)
+            }
+            let last = await state()[show] as? [String: Any] ?? [:]
+            let sorted = latencies.sorted()
+            return ((last["time"] as? Double ?? 0) - first, sorted[sorted.count / 2], last["stalls"] as? Int ?? 99, latencies)
+        }
+        let alpha = try await watch("alpha")
+        print("HTTP2PlaybackTests: the feed over HTTP/2: alpha advanced \(String(format: "%.1f", alpha.advanced)) s in 10 s, hls.js latency p50 \(String(format: "%.2f", alpha.p50)) s, stalls \(alpha.stalls) \(alpha.latencies)")
+        #expect(alpha.advanced >= 8.5 && alpha.p50 <= 1.5 && alpha.stalls == 0, "alpha plays at LL-HLS latency over HTTP/2: \(alpha)")
+        #expect((s["bravo"] as? [String: Any])?["paused"] as? Bool == true, "bravo waits, preloaded and paused: \(s)")
+
+        _ = try await browser.evaluate("dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown' })); return true")
+        let swiped = await StorecastStack.eventually(timeout: .seconds(10)) {
+            s = await state()
+            return (s["swipes"] as? [[String: Any]] ?? []).count == 1 && (s["players"] as? [String]) == ["bravo"]
+        }
+        #expect(swiped, "a swipe plays bravo: \(s)")
+        let swipe = (s["swipes"] as? [[String: Any]])?.first ?? [:]
+        print("HTTP2PlaybackTests: the feed over HTTP/2: swipe to \(swipe["to"] ?? "?"): first frame \(Int((swipe["ms"] as? Double ?? -1).rounded())) ms after the swipe, \(String(format: "%.2f", swipe["behind"] as? Double ?? -1)) s behind the live edge")
+        // bravo waited preloaded for more than 10 s: its first frame is still the live show's.
+        #expect((swipe["behind"] as? Double ?? 99) < 2.5, "the first frame after the swipe is live: \(swipe)")
+        try await Task.sleep(for: .seconds(3))  // hls.js's own catch-up to its target after the start
+        let bravo = try await watch("bravo")
+        print("HTTP2PlaybackTests: the feed over HTTP/2: bravo advanced \(String(format: "%.1f", bravo.advanced)) s in 10 s, hls.js latency p50 \(String(format: "%.2f", bravo.p50)) s, stalls \(bravo.stalls) \(bravo.latencies)")
+        #expect(bravo.advanced >= 8.5 && bravo.p50 <= 1.5 && bravo.stalls == 0, "bravo plays at LL-HLS latency over HTTP/2 after the swipe: \(bravo)")
+
+        s = await state()
+        let protocols = s["protocols"] as? [String: Int] ?? [:]
+        print("HTTP2PlaybackTests: the feed's media requests by show and protocol: \(protocols)")
+        // (A request cancelled when its player was destroyed has no protocol in resource timing.)
+        #expect((protocols["alpha h2"] ?? 0) > 20 && (protocols["bravo h2"] ?? 0) > 20 && protocols.keys.allSatisfy { $0.hasSuffix(" h2") || $0.hasSuffix(" ?") },
+                "both shows' media over HTTP/2, and nothing else: \(protocols)")
+        #expect((s["maxPlayers"] as? Int ?? 99) <= 2 && (s["errors"] as? Int ?? 99) == 0, "\(s)")
+        await browser.close()
+        _ = await stack.stop()
+    }
+
     /// A certificate or key that cannot be used stops the packager at start, naming the file
     /// and what to give instead; half a pair is refused as a usage error.
     @Test(arguments: [

@@ -5,7 +5,8 @@
 # its own defaults and at settings matched to ours; then 1,000 players blocked on the live edge
 # (bench/blocking_fanout.py; nginx cannot hold a request for a part that does not exist yet).
 # Also the packager's own three paths to the same bytes in one process: the router, the hot path
-# in front of it, and the hot path on the wire (HTTP1MediaFastPath).
+# in front of it, and the hot path on the wire (HTTP1MediaFastPath); and HTTP/2's ceiling on the
+# packager's libraries (bench/h2ceiling, built here).
 # The packager's per-IP connection cap (256) is lifted: every client here is 127.0.0.1, as a CDN's
 # few edge addresses are in front of an origin, and nginx has no such cap by default.
 #   bench/serving.sh [SECONDS]          (default 10 s per measurement)
@@ -29,7 +30,7 @@ run="$out/serving-run"; rm -rf "$run"
 nginx_conf=""
 cleanup() {
     [[ -n "$nginx_conf" ]] && nginx -c "$nginx_conf" -s stop 2>/dev/null || true
-    kill "${pub:-}" 2>/dev/null || true
+    kill "${pub:-}" "${ceiling:-}" 2>/dev/null || true
     kill $dev 2>/dev/null || true; wait $dev 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -99,6 +100,21 @@ for mode in defaults matched; do
     measure "nginx-$mode" "http://127.0.0.1:18093/part.m4s" "https://127.0.0.1:18493/part.m4s"
     stop_nginx
 done
+# HTTP/2's ceiling on the packager's own libraries (bench/h2ceiling: swift-nio-http2 on
+# swift-nio-ssl, nothing of Storecast's or Hummingbird's), the same part and certificate, in this
+# run: NIO's usual server (a child channel per stream) and frames answered on the connection.
+swift build -c release --package-path bench/h2ceiling >&2 || { echo "bench/serving.sh: bench/h2ceiling did not build; no figure is printed" >&2; exit 1; }
+ceiling_bin=bench/h2ceiling/.build/release/h2ceiling
+for mode in multiplexer frames; do
+    "$ceiling_bin" 18495 "$tls/tls-certificate.pem" "$tls/tls-key.pem" "$static/part.m4s" "$mode" "$(nproc)" > "$out/serving-ceiling-$mode.log" 2>&1 & ceiling=$!
+    for _ in $(seq 1 120); do grep -q listening "$out/serving-ceiling-$mode.log" && break; kill -0 $ceiling 2>/dev/null || break; sleep 0.25; done
+    grep -q listening "$out/serving-ceiling-$mode.log" || { echo "bench/serving.sh: h2ceiling ($mode) did not start:" >&2; cat "$out/serving-ceiling-$mode.log" >&2; exit 1; }
+    h2load -c100 -m10 -t2 -D "$SECS" "https://127.0.0.1:18495/part.m4s" > "$out/serving-h2load-ceiling-$mode.txt" 2>&1
+    kill $ceiling; wait $ceiling 2>/dev/null || true
+    grep -q " 0 failed, 0 errored" "$out/serving-h2load-ceiling-$mode.txt" && grep -q " 0 4xx, 0 5xx" "$out/serving-h2load-ceiling-$mode.txt" \
+        || { echo "bench/serving.sh: h2ceiling ($mode): h2load saw failures or non-2xx; no figure is printed" >&2; cat "$out/serving-h2load-ceiling-$mode.txt" >&2; exit 1; }
+    echo "h2ceiling $mode: HTTP/2 $(rps_h2 "$out/serving-h2load-ceiling-$mode.txt") req/s" >&2
+done
 # The packager's three ways to the same bytes, in this one process (HTTP/1.1, wrk -c1000, 5 s each,
 # a fresh part each time): the router (a query makes the URL the router's), the hot path in front
 # of the router (a User-Agent with a non-ASCII byte makes the wire-level reader hand the request
@@ -144,6 +160,14 @@ print("|---|---|---|---|---|---|")
 d1, m1, d2, m2 = wrk("nginx-defaults"), wrk("nginx-matched"), h2("nginx-defaults"), h2("nginx-matched")
 print(f"| HTTP/1.1 keep-alive, wrk 1,000 connections | {s1:,.0f} req/s | {d1:,.0f} | {s1/d1:.2f}x | {m1:,.0f} | {s1/m1:.2f}x |")
 print(f"| HTTP/2 over TLS, h2load 100 connections x 10 streams | {s2:,.0f} req/s | {d2:,.0f} | {s2/d2:.2f}x | {m2:,.0f} | {s2/m2:.2f}x |")
+print()
+cm, cf = h2("ceiling-multiplexer"), h2("ceiling-frames")
+print("| HTTP/2 over TLS, h2load 100 x 10, the same part | req/s | / nginx matched | Storecast / it |")
+print("|---|---|---|---|")
+print(f"| Storecast packager | {s2:,.0f} | {s2/m2:.2f}x | |")
+print(f"| swift-nio-http2, a child channel per stream (bench/h2ceiling multiplexer) | {cm:,.0f} | {cm/m2:.2f}x | {s2/cm:.2f}x |")
+print(f"| swift-nio-http2, frames on the connection (bench/h2ceiling frames) | {cf:,.0f} | {cf/m2:.2f}x | {s2/cf:.2f}x |")
+print(f"| nginx matched | {m2:,.0f} | 1.00x | {s2/m2:.2f}x |")
 print()
 print("| HTTP/1.1 tail, wrk 1,000 connections | Storecast | nginx defaults | nginx matched |")
 print("|---|---|---|---|")

@@ -23,9 +23,8 @@ if command -v docker-compose >/dev/null; then
     rm -rf "$project"
 fi
 echo "== building (the executables, which the end-to-end tests run, and the tests)"
-# No index store: nothing here reads it, and writing it costs compile time on a clean clone.
 built=$(date +%s)
-swift build --build-tests --disable-index-store
+swift build --build-tests
 echo "== built in $(( $(date +%s) - built )) s"
 echo "== testing"
 log=$(mktemp); side_log=$(mktemp); fuzz_log=$(mktemp)

@@ -175,7 +175,7 @@ import Testing
         }
         s = await state()
         #expect(swipedOn, "back and forth: \(s["swipes"] ?? "?")")
-        for swipe in (s["swipes"] as? [[String: Any]] ?? []).dropFirst(2) { print("FeedTests: swipe back and forth to \(swipe["to"] ?? "?"): first frame \(Int((swipe["ms"] as? Double ?? -1).rounded())) ms after the swipe") }
+        for swipe in (s["swipes"] as? [[String: Any]] ?? []).dropFirst(2) { print("FeedTests: swipe back and forth to \(swipe["to"] ?? "?"): first frame \(Int((swipe["ms"] as? Double ?? -1).rounded())) ms after the swipe, \(String(format: "%.2f", swipe["behind"] as? Double ?? -1)) s behind the live edge") }
 
         // charlie's publisher stops: the show ends and drops out of the feed without a reload.
         publishers["charlie"]?.stop(grace: 1)

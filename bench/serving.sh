@@ -103,6 +103,8 @@ done
 # HTTP/2's ceiling on the packager's own libraries (bench/h2ceiling: swift-nio-http2 on
 # swift-nio-ssl, nothing of Storecast's or Hummingbird's), the same part and certificate, in this
 # run: NIO's usual server (a child channel per stream) and frames answered on the connection.
+# Built every time (SKIP_BUILD is for the packager), from the same local copies of swift-nio,
+# swift-nio-ssl and swift-nio-http2 as the packager's.
 swift build -c release --package-path bench/h2ceiling >&2 || { echo "bench/serving.sh: bench/h2ceiling did not build; no figure is printed" >&2; exit 1; }
 ceiling_bin=bench/h2ceiling/.build/release/h2ceiling
 for mode in multiplexer frames; do
@@ -110,7 +112,7 @@ for mode in multiplexer frames; do
     for _ in $(seq 1 120); do grep -q listening "$out/serving-ceiling-$mode.log" && break; kill -0 $ceiling 2>/dev/null || break; sleep 0.25; done
     grep -q listening "$out/serving-ceiling-$mode.log" || { echo "bench/serving.sh: h2ceiling ($mode) did not start:" >&2; cat "$out/serving-ceiling-$mode.log" >&2; exit 1; }
     h2load -c100 -m10 -t2 -D "$SECS" "https://127.0.0.1:18495/part.m4s" > "$out/serving-h2load-ceiling-$mode.txt" 2>&1
-    kill $ceiling; wait $ceiling 2>/dev/null || true
+    kill $ceiling; wait $ceiling 2>/dev/null || true; ceiling=""
     grep -q " 0 failed, 0 errored" "$out/serving-h2load-ceiling-$mode.txt" && grep -q " 0 4xx, 0 5xx" "$out/serving-h2load-ceiling-$mode.txt" \
         || { echo "bench/serving.sh: h2ceiling ($mode): h2load saw failures or non-2xx; no figure is printed" >&2; cat "$out/serving-h2load-ceiling-$mode.txt" >&2; exit 1; }
     echo "h2ceiling $mode: HTTP/2 $(rps_h2 "$out/serving-h2load-ceiling-$mode.txt") req/s" >&2

@@ -203,10 +203,14 @@ enum FeedPage {
           index = to;
           layout();
           const p = players.get(next.stream);
-          // With how far behind the live edge that first frame is (hls.js's latency).
-          const record = () => window.storecastFeed.swipes.push({ from, to: next.stream, ms: performance.now() - t0, behind: p.hls ? p.hls.latency : null });
+          // With how far behind the live edge that first frame is: the playlist's edge, aged
+          // since it was loaded, less the frame's media time (hls.js's own latency is cached).
+          const record = (now, meta) => {
+            const d = p.hls && p.hls.latestLevelDetails, at = meta ? meta.mediaTime : p.video.currentTime;
+            window.storecastFeed.swipes.push({ from, to: next.stream, ms: performance.now() - t0, behind: d ? d.edge + d.age - at : null });
+          };
           if (p && 'requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(record);
-          else if (p) p.video.addEventListener('playing', record, { once: true });
+          else if (p) p.video.addEventListener('playing', () => record(), { once: true });
         }
         window.storecastFeed.go = go;
 

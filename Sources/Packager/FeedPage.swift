@@ -136,11 +136,11 @@ enum FeedPage {
         // A preloaded show waits paused at the live edge, not where it was preloaded: once it is
         // more than 1 s behind hls.js's live sync position, it is moved there (hls.js fetches the
         // media there, about a second of it). Else a show preloaded 10 s before the swipe would
-        // start 10 s behind and take 20 s of faster playback to catch up.
+        // start 10 s behind and take 20 s of faster playback to catch up. (Stopped when it plays.)
         function keepAtLiveEdge(p) {
           return setInterval(() => {
             const live = p.hls && p.hls.liveSyncPosition;
-            if (!p.playing && typeof live === 'number' && live - p.video.currentTime > 1) p.video.currentTime = live;
+            if (typeof live === 'number' && live - p.video.currentTime > 1) p.video.currentTime = live;
           }, 500);
         }
 
@@ -156,7 +156,7 @@ enum FeedPage {
             video.style.opacity = '0';
             slides.get(show.stream).el.insertBefore(video, slides.get(show.stream).el.querySelector('.meta'));
             p = { video, hls: null, stream: show.stream, catchUp: null, watch: null, fresh: null, playing: false };
-            if (useHlsJS) { attachHls(p, show.playbackUrl, play); p.watch = watch(p, show.playbackUrl); p.fresh = keepAtLiveEdge(p); } else video.src = show.playbackUrl;
+            if (useHlsJS) { attachHls(p, show.playbackUrl, play); p.watch = watch(p, show.playbackUrl); if (!play) p.fresh = keepAtLiveEdge(p); } else video.src = show.playbackUrl;
             players.set(show.stream, p);
             followCards(p);
             window.storecastFeed.maxPlayers = Math.max(window.storecastFeed.maxPlayers, players.size);

@@ -10,11 +10,15 @@
 # The packager's per-IP connection cap (256) is lifted: every client here is 127.0.0.1, as a CDN's
 # few edge addresses are in front of an origin, and nginx has no such cap by default.
 #   bench/serving.sh [SECONDS]          (default 10 s per measurement)
+# ROUNDS=K (default 3) repeats the side-by-side K times, each round on a fresh part, alternating
+# the servers, and reports every round's ratios and their medians: on this shared machine a
+# server's figure moves by a quarter from one minute to the next, so one round can land either way.
 # Needs: nginx wrk nghttp2-client (h2load) ffmpeg openssl postgresql (apt). SKIP_BUILD=1 reuses
 # .build/release. Prints each tool's summary and a table of ratios; fails when a part is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-10}"
+ROUNDS="${ROUNDS:-3}"
 for tool in nginx wrk h2load ffmpeg openssl curl python3; do
     command -v "$tool" >/dev/null || { echo "bench/serving.sh: $tool is missing (apt install nginx wrk nghttp2-client ffmpeg openssl curl); no figure is printed" >&2; exit 1; }
 done
@@ -44,13 +48,17 @@ for _ in $(seq 1 60); do curl -sf "$base/master.m3u8" >/dev/null && break; sleep
 variant=$(curl -sf "$base/master.m3u8" | grep -m1 -o '^[0-9a-z]*/360p/index.m3u8') \
     || { echo "bench/serving.sh: the show never went live" >&2; exit 1; }
 sleep 3
-# The newest complete part: it stays in the 20 s live window for the whole run.
 media="$base/${variant%/index.m3u8}"
-part=$(curl -sf "$media/index.m3u8" | grep -o 'URI="part-[0-9]*\.[0-9]*\.m4s"' | tail -1 | tr -d '"' | sed 's/URI=//')
 static="$out/serving-static"; rm -rf "$static"; mkdir -p "$static"
-curl -sf "$media/$part" -o "$static/part.m4s"
-bytes=$(stat -c %s "$static/part.m4s")
-echo "one part: $part, $bytes bytes" >&2
+# Each round's part: the newest complete one, which stays in the 20 s live window for the
+# packager's measurements; nginx and h2ceiling serve the same bytes from a file.
+fresh_part() {
+    part=$(curl -sf "$media/index.m3u8" | grep -o 'URI="part-[0-9]*\.[0-9]*\.m4s"' | tail -1 | tr -d '"' | sed 's/URI=//')
+    curl -sf "$media/$part" -o "$static/part.m4s"
+    curl -sf -o /dev/null "$media/$part?via=router"  # the playback access, cached for the hot paths
+    bytes=$(stat -c %s "$static/part.m4s")
+    echo "round $1: part $part, $bytes bytes" >&2
+}
 
 tls="$run/tls"
 write_nginx() {  # $1: defaults|matched
@@ -93,30 +101,34 @@ measure() {  # $1 label, $2 http url, $3 https url
     h2_all_2xx "$out/serving-h2load-$1.txt" || { echo "bench/serving.sh: $1: h2load got 4xx or 5xx answers; no figure is printed" >&2; exit 1; }
     echo "$1: HTTP/1.1 $(rps_wrk "$out/serving-wrk-$1.txt") req/s, HTTP/2 $(rps_h2 "$out/serving-h2load-$1.txt") req/s" >&2
 }
-echo "Storecast packager (from memory)" >&2
-measure storecast "$media/$part" "https://127.0.0.1:18483/${media#http://127.0.0.1:18083/}/$part"
-for mode in defaults matched; do
-    echo "nginx at $mode (static file)" >&2
-    write_nginx "$mode"
-    measure "nginx-$mode" "http://127.0.0.1:18093/part.m4s" "https://127.0.0.1:18493/part.m4s"
-    stop_nginx
-done
 # HTTP/2's ceiling on the packager's own libraries (bench/h2ceiling: swift-nio-http2 on
-# swift-nio-ssl, nothing of Storecast's or Hummingbird's), the same part and certificate, in this
-# run: NIO's usual server (a child channel per stream) and frames answered on the connection.
+# swift-nio-ssl, nothing of Storecast's or Hummingbird's), the same part and certificate, in each
+# round: NIO's usual server (a child channel per stream) and frames answered on the connection.
 # Built every time (SKIP_BUILD is for the packager), from the same local copies of swift-nio,
 # swift-nio-ssl and swift-nio-http2 as the packager's.
 swift build -c release --package-path bench/h2ceiling >&2 || { echo "bench/serving.sh: bench/h2ceiling did not build; no figure is printed" >&2; exit 1; }
 ceiling_bin=bench/h2ceiling/.build/release/h2ceiling
-for mode in multiplexer frames; do
-    "$ceiling_bin" 18495 "$tls/tls-certificate.pem" "$tls/tls-key.pem" "$static/part.m4s" "$mode" "$(nproc)" > "$out/serving-ceiling-$mode.log" 2>&1 & ceiling=$!
-    for _ in $(seq 1 120); do grep -q listening "$out/serving-ceiling-$mode.log" && break; kill -0 $ceiling 2>/dev/null || break; sleep 0.25; done
-    grep -q listening "$out/serving-ceiling-$mode.log" || { echo "bench/serving.sh: h2ceiling ($mode) did not start:" >&2; cat "$out/serving-ceiling-$mode.log" >&2; exit 1; }
-    h2load -c100 -m10 -t2 -D "$SECS" "https://127.0.0.1:18495/part.m4s" > "$out/serving-h2load-ceiling-$mode.txt" 2>&1
-    kill $ceiling; wait $ceiling 2>/dev/null || true; ceiling=""
-    grep -q " 0 failed, 0 errored" "$out/serving-h2load-ceiling-$mode.txt" && h2_all_2xx "$out/serving-h2load-ceiling-$mode.txt" \
-        || { echo "bench/serving.sh: h2ceiling ($mode): h2load saw failures or non-2xx; no figure is printed" >&2; cat "$out/serving-h2load-ceiling-$mode.txt" >&2; exit 1; }
-    echo "h2ceiling $mode: HTTP/2 $(rps_h2 "$out/serving-h2load-ceiling-$mode.txt") req/s" >&2
+for round in $(seq 1 "$ROUNDS"); do
+    fresh_part "$round"
+    echo "Storecast packager (from memory)" >&2
+    measure "storecast-$round" "$media/$part" "https://127.0.0.1:18483/${media#http://127.0.0.1:18083/}/$part"
+    for mode in defaults matched; do
+        echo "nginx at $mode (static file)" >&2
+        write_nginx "$mode"
+        measure "nginx-$mode-$round" "http://127.0.0.1:18093/part.m4s" "https://127.0.0.1:18493/part.m4s"
+        stop_nginx
+    done
+    for mode in multiplexer frames; do
+        label="ceiling-$mode-$round"
+        "$ceiling_bin" 18495 "$tls/tls-certificate.pem" "$tls/tls-key.pem" "$static/part.m4s" "$mode" "$(nproc)" > "$out/serving-$label.log" 2>&1 & ceiling=$!
+        for _ in $(seq 1 120); do grep -q listening "$out/serving-$label.log" && break; kill -0 $ceiling 2>/dev/null || break; sleep 0.25; done
+        grep -q listening "$out/serving-$label.log" || { echo "bench/serving.sh: h2ceiling ($mode) did not start:" >&2; cat "$out/serving-$label.log" >&2; exit 1; }
+        h2load -c100 -m10 -t2 -D "$SECS" "https://127.0.0.1:18495/part.m4s" > "$out/serving-h2load-$label.txt" 2>&1
+        kill $ceiling; wait $ceiling 2>/dev/null || true; ceiling=""
+        grep -q " 0 failed, 0 errored" "$out/serving-h2load-$label.txt" && h2_all_2xx "$out/serving-h2load-$label.txt" \
+            || { echo "bench/serving.sh: h2ceiling ($mode): h2load saw failures or non-2xx; no figure is printed" >&2; cat "$out/serving-h2load-$label.txt" >&2; exit 1; }
+        echo "h2ceiling $mode: HTTP/2 $(rps_h2 "$out/serving-h2load-$label.txt") req/s" >&2
+    done
 done
 # The packager's three ways to the same bytes, in this one process (HTTP/1.1, wrk -c1000, 5 s each,
 # a fresh part each time): the router (a query makes the URL the router's), the hot path in front
@@ -139,9 +151,9 @@ echo "packager paths:$paths" >&2
 echo "Storecast: 1,000 players blocked on the live edge (20 s)" >&2
 python3 bench/blocking_fanout.py "$media/index.m3u8" 1000 20 | tee "$out/serving-fanout.json"
 
-python3 - "$out" "$bytes" "$paths" <<'PY'
-import re, sys
-out, size = sys.argv[1], sys.argv[2]
+python3 - "$out" "$ROUNDS" "$paths" <<'PY'
+import re, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
 def wrk(label):
     m = re.search(r"Requests/sec:\s+([\d.]+)", open(f"{out}/serving-wrk-{label}.txt").read())
     if not m: sys.exit(f"no wrk figure for {label}")
@@ -157,24 +169,29 @@ def h2(label):
     m = re.search(r"finished in [\d.]+s, ([\d.]+) req/s", open(f"{out}/serving-h2load-{label}.txt").read())
     if not m: sys.exit(f"no h2load figure for {label}")
     return float(m.group(1))
-s1, s2 = wrk("storecast"), h2("storecast")
-print(f"| one {size}-byte part | Storecast | nginx defaults | Storecast / nginx | nginx matched | Storecast / nginx |")
+med = statistics.median
+R = range(1, rounds + 1)
+s1, d1, m1 = ([wrk(f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched"))
+s2, d2, m2, cm, cf = ([h2(f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched", "ceiling-multiplexer", "ceiling-frames"))
+print(f"| one part, {rounds} rounds, req/s (round figures, then the median of each column) | Storecast | nginx defaults | Storecast / nginx | nginx matched | Storecast / nginx |")
 print("|---|---|---|---|---|---|")
-d1, m1, d2, m2 = wrk("nginx-defaults"), wrk("nginx-matched"), h2("nginx-defaults"), h2("nginx-matched")
-print(f"| HTTP/1.1 keep-alive, wrk 1,000 connections | {s1:,.0f} req/s | {d1:,.0f} | {s1/d1:.2f}x | {m1:,.0f} | {s1/m1:.2f}x |")
-print(f"| HTTP/2 over TLS, h2load 100 connections x 10 streams | {s2:,.0f} req/s | {d2:,.0f} | {s2/d2:.2f}x | {m2:,.0f} | {s2/m2:.2f}x |")
+for name, s, d, m in (("HTTP/1.1 keep-alive, wrk 1,000 connections", s1, d1, m1), ("HTTP/2 over TLS, h2load 100 connections x 10 streams", s2, d2, m2)):
+    for i in range(rounds):
+        print(f"| {name}, round {i + 1} | {s[i]:,.0f} | {d[i]:,.0f} | {s[i]/d[i]:.2f}x | {m[i]:,.0f} | {s[i]/m[i]:.2f}x |")
+    print(f"| **{name}, median** | {med(s):,.0f} | {med(d):,.0f} | **{med([a/b for a, b in zip(s, d)]):.2f}x** | {med(m):,.0f} | **{med([a/b for a, b in zip(s, m)]):.2f}x** |")
 print()
-cm, cf = h2("ceiling-multiplexer"), h2("ceiling-frames")
-print("| HTTP/2 over TLS, h2load 100 x 10, the same part | req/s | / nginx matched | Storecast / it |")
+print("| HTTP/2 over TLS, h2load 100 x 10, the same part | req/s, each round | / nginx matched, median | Storecast / it, median |")
 print("|---|---|---|---|")
-print(f"| Storecast packager | {s2:,.0f} | {s2/m2:.2f}x | |")
-print(f"| swift-nio-http2, a child channel per stream (bench/h2ceiling multiplexer) | {cm:,.0f} | {cm/m2:.2f}x | {s2/cm:.2f}x |")
-print(f"| swift-nio-http2, frames on the connection (bench/h2ceiling frames) | {cf:,.0f} | {cf/m2:.2f}x | {s2/cf:.2f}x |")
-print(f"| nginx matched | {m2:,.0f} | 1.00x | {s2/m2:.2f}x |")
+def row(name, xs):
+    print(f"| {name} | {' / '.join(f'{x:,.0f}' for x in xs)} | {med([a/b for a, b in zip(xs, m2)]):.2f}x | {med([a/b for a, b in zip(s2, xs)]):.2f}x |")
+row("Storecast packager", s2)
+row("swift-nio-http2, a child channel per stream (bench/h2ceiling multiplexer)", cm)
+row("swift-nio-http2, frames on the connection (bench/h2ceiling frames)", cf)
+row("nginx matched", m2)
 print()
-print("| HTTP/1.1 tail, wrk 1,000 connections | Storecast | nginx defaults | nginx matched |")
+print("| HTTP/1.1 tail, wrk 1,000 connections, last round | Storecast | nginx defaults | nginx matched |")
 print("|---|---|---|---|")
-(sp, st), (dp, dt), (mp, mt) = tail("storecast"), tail("nginx-defaults"), tail("nginx-matched")
+(sp, st), (dp, dt), (mp, mt) = tail(f"storecast-{rounds}"), tail(f"nginx-defaults-{rounds}"), tail(f"nginx-matched-{rounds}")
 print(f"| p99 latency / answers over 2 s (wrk's timeouts) | {sp:,.0f} ms / {st} | {dp:,.0f} ms / {dt} | {mp:,.0f} ms / {mt} |")
 print()
 paths = dict(p.split("=") for p in sys.argv[3].split())

@@ -40,6 +40,7 @@ final class HTTP1MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var waitingToWrite = false
     /// A read the server asked for while answers waited.
     private var readHeld = false
+    private var peer = PeerAddress()
 
     init(origin: MediaFastPath.Origin, activity: ConnectionActivity, unchanging: [UInt8], maximumHeadBytes: Int, maximumFields: Int) {
         self.origin = origin
@@ -95,7 +96,7 @@ final class HTTP1MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                     self.input = bytes
                     return
                 }
-                guard activity.mayAnswerOnTheWire, let answer = answer(head, remote: context.channel.remoteAddress) else {
+                guard activity.mayAnswerOnTheWire, let answer = answer(head, peer: peer.of(context.channel)) else {
                     context.fireChannelRead(wrapInboundOut(bytes.readSlice(length: head.length)!))
                     continue
                 }
@@ -143,10 +144,10 @@ final class HTTP1MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    private func answer(_ head: HTTP1RequestHead, remote: SocketAddress?) -> MediaAnswer? {
+    private func answer(_ head: HTTP1RequestHead, peer: String?) -> MediaAnswer? {
         origin.answer(path: head.target, ifNoneMatch: head.ifNoneMatch) {
             ViewerAccountingMiddleware.session(playbackSessionID: head.playbackSessionID, forwardedFor: head.forwardedFor, userAgent: head.userAgent,
-                                               peer: remote?.ipAddress, trustedProxies: origin.trustedProxies)
+                                               peer: peer, trustedProxies: origin.trustedProxies)
         }
     }
 }

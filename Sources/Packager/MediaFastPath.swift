@@ -17,10 +17,9 @@ import Synchronization
 /// answered before this, on the wire (``HTTP1MediaFastPath``); this answers what that one hands on
 /// (a request behind an unanswered one, `Connection: close`, HTTP/1.0, or any request once the wire
 /// reader stopped following the connection's bytes). Answers keep the order of requests: while
-/// one handed on is unanswered, the next is handed on too (HTTP/1.1 pipelining). In an HTTP/2
-/// stream (the TLS listener) it sits in front of the stream's connection-state handler: the
-/// stream carries this one request and closes with its answer. A request is answered once it has
-/// ended, as the router would.
+/// one handed on is unanswered, the next is handed on too (HTTP/1.1 pipelining). A request is
+/// answered once it has ended, as the router would. HTTP/2 (the TLS listener) has its own, at the
+/// frame level (``HTTP2MediaFrames``), by the same rule (``Origin/answer(path:ifNoneMatch:session:)``).
 final class MediaFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -99,11 +98,11 @@ extension MediaFastPath.Origin {
         let key = PackageStore.key(tenant: address.tenant, stream: address.stream)
         guard let package = store.package(key), package.generation == address.generation,
               let rendition = package.renditions[address.rendition], let resource = PlaylistURIs.resource(address.file) else { return nil }
-        let data: [UInt8]?, type: String
+        let data: ArraySlice<UInt8>?, type: String
         switch resource {
-        case .initSegment(let version): (data, type) = (rendition.initSegment(version: version), "video/mp4")
-        case .segment(let n): (data, type) = (rendition.segment(n)?.bytes, PackagerHTTP.segmentType)
-        case .part(let m, let i): (data, type) = (rendition.part(m, i), PackagerHTTP.segmentType)
+        case .initSegment(let version): (data, type) = (rendition.initSegment(version: version)?[...], "video/mp4")
+        case .segment(let n): (data, type) = (rendition.segment(n)?.bytes[...], PackagerHTTP.segmentType)
+        case .part(let m, let i): (data, type) = (rendition.partBytes(m, i), PackagerHTTP.segmentType)
         }
         guard let data else { return nil }
         let etag = PackagerHTTP.mediaETag(rendition: address.rendition, package: package, file: address.file)
@@ -120,7 +119,7 @@ struct MediaAnswer {
     let notModified: Bool
     let etag: String
     let contentType: String
-    let body: [UInt8]
+    let body: ArraySlice<UInt8>
 
     func response(serverName: String) -> HTTPResponse {
         var fields = PublicCORS.headers
@@ -132,8 +131,8 @@ struct MediaAnswer {
             fields[.contentType] = contentType
             fields[.contentLength] = String(body.count)
         }
-        // As the router's answers (PublicCORSMiddleware): over HTTP/2, ETag and length indexed
-        // would fill the connection's HPACK table and slow every answer.
+        // As the router's answers (PublicCORSMiddleware; HTTP2MediaFrames too): over HTTP/2, ETag
+        // and length indexed would fill the connection's HPACK table and slow every answer.
         fields.markVaryingFieldsNotIndexed()
         return HTTPResponse(status: notModified ? .notModified : .ok, headerFields: fields)
     }

@@ -183,6 +183,8 @@ public final class PackagerService: Service, Sendable {
         let fastPath = MediaFastPath.Origin(store: store, gate: gate, viewers: viewers, trustedProxies: config.trustedProxies, serverName: "storecast-packager")
         let hotPath: @Sendable () -> any ChannelHandler = { MediaFastPath(origin: fastPath) }
         let unchanging = MediaAnswer.unchangingLines(serverName: fastPath.serverName)
+        let frameFields = HTTP2MediaFrames.Fields(serverName: fastPath.serverName)
+        let frames: @Sendable () -> any ChannelHandler = { HTTP2MediaFrames(origin: fastPath, fields: frameFields) }
         let limits = config.httpLimits
         let onTheWire: @Sendable (ConnectionActivity) -> any ChannelHandler = { activity in
             HTTP1MediaFastPath(origin: fastPath, activity: activity, unchanging: unchanging, maximumHeadBytes: limits.maximumHeaderBytes, maximumFields: limits.maximumHeaderFields)
@@ -195,13 +197,13 @@ public final class PackagerService: Service, Sendable {
             configuration: .guarded(host: config.httpHost, port: config.httpPort, serverName: "storecast-packager", limits: config.httpLimits),
             onServerRunning: config.httpLimits.onServerRunning,
             logger: logger)
-        // The same origin over TLS, HTTP/2 where the client offers it (browsers do); each
-        // HTTP/2 stream has the hot path too.
+        // The same origin over TLS, HTTP/2 where the client offers it (browsers do); over HTTP/2
+        // media in memory is answered as frames on the connection (HTTP2MediaFrames).
         let secureApp = config.secureListener.flatMap { listener in
             tls.map { tls in
                 Application(
                     router: PackagerHTTP.router(store: store, settings: origin, gate: gate, viewers: viewers),
-                    server: .guardedHTTP2(tls: tls, limits: config.httpLimits, listener: "packager-https", logger: logger, inFrontOfRouter: hotPath),
+                    server: .guardedHTTP2(tls: tls, limits: config.httpLimits, listener: "packager-https", logger: logger, frameHandler: frames),
                     configuration: .guarded(host: config.httpHost, port: listener.port, serverName: "storecast-packager", limits: config.httpLimits),
                     onServerRunning: config.httpLimits.onServerRunning,
                     logger: logger)

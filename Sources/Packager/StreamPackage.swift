@@ -201,10 +201,16 @@ public struct RenditionPackage: Sendable {
 
     /// A part's bytes: from the open segment, or sliced out of a finished one.
     public func part(_ sequence: Int, _ index: Int) -> [UInt8]? {
-        if let open = openParts.first(where: { $0.sequence == sequence && $0.index == index }) { return open.bytes }
+        partBytes(sequence, index).map(Array.init)
+    }
+
+    /// The same bytes without copying them out of their segment (the hot paths write them once,
+    /// into the answer).
+    public func partBytes(_ sequence: Int, _ index: Int) -> ArraySlice<UInt8>? {
+        if let open = openParts.first(where: { $0.sequence == sequence && $0.index == index }) { return open.bytes[...] }
         guard let s = segment(sequence), index < s.parts.count else { return nil }
         let r = s.parts[index]
-        return Array(s.bytes[r.offset..<(r.offset + r.length)])
+        return s.bytes[r.offset..<(r.offset + r.length)]
     }
 
     /// The media playlist. `query` is appended to every URI (a playback token); parts are listed

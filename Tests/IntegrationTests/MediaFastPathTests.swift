@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import StorecastRuntime
 import Testing
@@ -165,16 +166,23 @@ import Testing
         _ = await stack.stop()
     }
 
-    /// Over TLS, each HTTP/2 stream has the hot path too: a part asked for over HTTP/2 gets the
-    /// router's status, bytes and headers, and is counted as the hot path's. HTTP/1.1 over TLS
-    /// (a client without h2 in ALPN) is left to the router, with keep-alive intact: the counter
-    /// counts exactly the HTTP/2 answers.
+    /// Over TLS, HTTP/2 has the hot path too, answered as frames on the connection
+    /// (`HTTP2MediaFrames`): a part or init segment asked for over HTTP/2 gets the router's status,
+    /// bytes and headers (a 304 too), and is counted as the hot path's. HTTP/1.1 over TLS (a
+    /// client without h2 in ALPN) is left to the router, with keep-alive intact: the counter
+    /// counts exactly the HTTP/2 answers. Then clients no browser is (`Tests/Tools/h2_client.py`):
+    /// one that opens no flow-control window and asks for a segment 60 times at once gets at most
+    /// about 1 MiB of answers held for it by the hot path (the rest wait in the router's tasks) and,
+    /// once it opens its windows, every answer whole; one that resets a stream at once and sends a
+    /// window update on it keeps its connection and gets its next answers; an idle connection gets
+    /// GOAWAY at the idle deadline, and is closed an idle timeout later though the client never
+    /// acknowledges the PING that follows it (NIO's connection manager would wait for it for ever).
     @Test func eachHTTP2StreamHasTheHotPath() async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "hot2")
         let pair = try SelfSignedCertificate.ensure(in: stack.logDirectory.appendingPathComponent("tls").path)
         let httpsPort = try TestEnvironment.freePort()
-        try stack.start(packagerArguments: ["--https-port", "\(httpsPort)", "--tls-certificate", pair.certificate, "--tls-key", pair.key])
+        try stack.start(packagerArguments: ["--https-port", "\(httpsPort)", "--tls-certificate", pair.certificate, "--tls-key", pair.key, "--http-idle-timeout", "3"])
         try await stack.waitUntilReady()
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 40, logDirectory: stack.logDirectory, size: "426x240")
         defer { publisher.stop(grace: 1) }
@@ -184,9 +192,9 @@ import Testing
         let scratch = stack.logDirectory.appendingPathComponent("h2-bodies")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         /// Status line and header fields (lowercased, without date) and the body, as curl got them.
-        func fetch(_ flag: String, _ file: String) async throws -> (head: [String], body: Data) {
+        func fetch(_ flag: String, _ file: String, _ extra: [String] = []) async throws -> (head: [String], body: Data) {
             let bodyFile = scratch.appendingPathComponent(UUID().uuidString).path
-            let (status, output) = try await ServiceProcess.run(curl, ["-sk", flag, "-D", "-", "-o", bodyFile, "\(base)/\(file)"])
+            let (status, output) = try await ServiceProcess.run(curl, ["-sk", flag, "-D", "-", "-o", bodyFile] + extra + ["\(base)/\(file)"])
             #expect(status == 0, "curl \(flag) \(file): \(output)")
             let head = output.split(separator: "\r\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.lowercased().hasPrefix("date:") }
             return (head.map { $0.lowercased() }, (try? Data(contentsOf: URL(fileURLWithPath: bodyFile))) ?? Data())
@@ -199,6 +207,16 @@ import Testing
             #expect(hot.head.first == "http/2 200" && routed.head.first == "http/2 200", "\(file): \(hot.head) \(routed.head)")
             #expect(hot.body == routed.body && !hot.body.isEmpty, "\(file): the same bytes (\(hot.body.count) and \(routed.body.count))")
             #expect(hot.head.sorted() == routed.head.sorted(), "\(file): the same headers:\n\(hot.head)\n\(routed.head)")
+            let etag = try #require(hot.head.first { $0.hasPrefix("etag:") }.map { String($0.dropFirst(5)).trimmingCharacters(in: .whitespaces) }, "\(hot.head)")
+            let hotCached = try await fetch("--http2", file, ["-H", "If-None-Match: \(etag)"])
+            let routedCached = try await fetch("--http2", "\(file)?via=router", ["-H", "If-None-Match: \(etag)"])
+            hotAnswers += 1
+            // The router's 304 over HTTP/2 says `content-length: 0` (Hummingbird's, for its empty
+            // body), which RFC 9110 8.6 does not allow a 304 (its length must be the 200's); the
+            // hot path sends none, as the router does over HTTP/1.1.
+            #expect(hotCached.head.first == "http/2 304" && hotCached.body.isEmpty && !hotCached.head.contains { $0.hasPrefix("content-length:") }
+                    && hotCached.head.sorted() == routedCached.head.filter { $0 != "content-length: 0" }.sorted(),
+                    "\(file): the router's 304:\n\(hotCached.head)\n\(routedCached.head)")
         }
         // HTTP/1.1 over TLS: the same part twice on one kept-alive connection, from the router.
         let (status, output) = try await ServiceProcess.run(curl, ["-sk", "--http1.1", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{http_version} %{http_code} %{num_connects}\n", "\(base)/\(part)", "\(base)/\(part)"])
@@ -206,14 +224,52 @@ import Testing
 
         let answered = await Self.hotPathAnswers(stack, reaching: Double(hotAnswers))
         #expect(answered == Double(hotAnswers), "the hot path answered the \(hotAnswers) HTTP/2 requests and nothing over HTTP/1.1: \(answered)")
+
+        // A client that opens no window: a segment (tens of KB) asked for 60 times at once.
+        let python = try TestEnvironment.testTool("venv/bin/python")
+        let client = TestEnvironment.repositoryRoot.appendingPathComponent("Tests/Tools/h2_client.py").path
+        func h2Client(_ scenario: String, _ files: [String]) async throws -> [String: Any] {
+            let paths = files.map { URL(string: "\(base)/\($0)")!.path + (URL(string: "\(base)/\($0)")!.query.map { "?\($0)" } ?? "") }
+            let (status, output) = try await ServiceProcess.run(python, [client, "127.0.0.1", "\(httpsPort)", scenario] + paths, timeout: 60)
+            #expect(status == 0, "h2_client \(scenario): \(output)")
+            return try #require(output.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(scenario): \(output)")
+        }
+        let playlist = await TestEnvironment.httpText("\(stack.playbackBase)/live/shop/hot2/\(variant)/index.m3u8")
+        let segment = try #require(playlist.matches(of: /\n(seg-[0-9]+\.m4s)\n/).last.map { String($0.1) }, "\(playlist)")
+        let whole = try await fetch("--http2", "\(segment)?via=router")
+        let digest = SHA256.hash(data: whole.body).map { String(format: "%02x", $0) }.joined()
+        let closed = try await h2Client("closed-window", Array(repeating: segment, count: 60))
+        let answers = closed["answers"] as? [[String: Any]] ?? []
+        #expect(closed["bodyBeforeWindow"] as? Int == 0, "no body byte before the client opens a window: \(closed["bodyBeforeWindow"] ?? "-")")
+        #expect(answers.count == 60 && answers.allSatisfy { $0["status"] as? Int == 200 && $0["sha256"] as? String == digest && $0["ended"] as? Bool == true },
+                "every answer whole once the windows open (\(whole.body.count) bytes each): \(answers.filter { $0["sha256"] as? String != digest }.prefix(3))")
+        let afterClosed = await Self.hotPathAnswers(stack, reaching: answered + 60, within: .seconds(6))
+        let heldHere = afterClosed - answered
+        print("MediaFastPathTests: of 60 answers of \(whole.body.count) bytes to a client with no window, the frame path took \(Int(heldHere))")
+        #expect(heldHere >= 1 && heldHere * Double(whole.body.count) <= Double((1 << 20) + whole.body.count),
+                "the frame path holds at most 1 MiB of answers for a client with no window, the rest go to the router: \(heldHere) of 60")
+
+        // A stream reset at once, a window update on it, then two more requests on the connection.
+        let reset = try await h2Client("reset-early", [part, part, "init.mp4"])
+        let resetAnswers = reset["answers"] as? [[String: Any]] ?? []
+        #expect(resetAnswers.count == 3 && resetAnswers.allSatisfy { $0["status"] as? Int == 200 && ($0["length"] as? Int ?? 0) > 0 } && reset["goaway"] is NSNull,
+                "the connection holds after a reset stream: \(reset)")
+
+        // Idle: GOAWAY at the 3 s deadline, then closed within 3 s more (this client ignores the
+        // PING after the GOAWAY).
+        let idle = try await h2Client("idle", [part])
+        let goawayAfter = idle["goawayAfter"] as? Double ?? -1
+        #expect((idle["answers"] as? [[String: Any]])?.first?["status"] as? Int == 200 && goawayAfter >= 2 && goawayAfter <= 8
+                && (idle["closedAfter"] as? Double).map { $0 - goawayAfter <= 4.5 } == true,
+                "an idle HTTP/2 connection gets GOAWAY at the idle deadline and is closed: \(idle)")
         _ = await stack.stop()
     }
 
     /// The packager's count of hot-path answers as the collector reports it, read until it
-    /// reaches `count` (15 s at most); -1 when the collector does not report it.
-    static func hotPathAnswers(_ stack: StorecastStack, reaching count: Double) async -> Double {
+    /// reaches `count` (`timeout`, 15 s unless given); -1 when the collector does not report it.
+    static func hotPathAnswers(_ stack: StorecastStack, reaching count: Double, within timeout: Duration = .seconds(15)) async -> Double {
         var answered = -1.0
-        _ = await StorecastStack.eventually(timeout: .seconds(15)) {
+        _ = await StorecastStack.eventually(timeout: timeout) {
             let metrics = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
             answered = metrics.split(separator: "\n").first { $0.hasPrefix("storecast_packager_fast_path_answers_total") }.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } ?? -1
             return answered >= count

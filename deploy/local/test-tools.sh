@@ -6,7 +6,8 @@
 #   venv/        Python with m3u8 (a real playlist parser for the packager's output),
 #                kubernetes-validate (deploy/kubernetes against Kubernetes' schemas) and
 #                schemathesis (the control API against schemas/openapi.yaml; brings PyYAML) and
-#                standardwebhooks (the tests' webhook receiver verifies signatures with it)
+#                standardwebhooks (the tests' webhook receiver verifies signatures with it) and
+#                h2 (an HTTP/2 client that does what browsers do not, Tests/Tools/h2_client.py)
 #   hls.js       hls.js 1.6.15 (Apache-2.0), taken from the gradio 6.31.0 wheel, where it ships
 #                as an ES module; rewritten into a classic script that sets window.Hls.
 set -euo pipefail
@@ -38,6 +39,11 @@ fi
 if [[ ! -x "$tools/venv/bin/schemathesis" ]]; then
     echo "test tools: installing schemathesis"
     "$tools/venv/bin/pip" install -q --disable-pip-version-check -c "$pins" "schemathesis==4.32.5"
+fi
+# h2 speaks HTTP/2 as no browser does, for the packager's HTTPS tests (Tests/Tools/h2_client.py).
+if ! "$tools/venv/bin/python" -c "import h2" 2>/dev/null; then
+    echo "test tools: installing h2"
+    "$tools/venv/bin/pip" install -q --disable-pip-version-check -c "$pins" "h2==4.4.1"
 fi
 # standardwebhooks verifies webhook signatures in the tests' receiver (Tests/Tools/webhook_receiver.py).
 if ! "$tools/venv/bin/python" -c "import standardwebhooks" 2>/dev/null; then

@@ -1,0 +1,119 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// The hot path of the HTTPS listener's HTTP/2 connections, at the frame level (issue 18): a GET
+/// of media in memory (what ``MediaFastPath`` answers, by the same rule) that arrives as one
+/// HEADERS frame ending its stream is answered right here, a HEADERS frame and a DATA frame on
+/// the connection's own pipeline, with no channel, codec or task made for the stream. Every
+/// other frame goes on to the stream multiplexer and from there to Hummingbird's router, as
+/// before: playlists, blocking requests, media not out yet, private streams, HEAD, a request
+/// with a body. NIO's HTTP/2 handler in front of this keeps the protocol: flow control (it holds
+/// what a stream's window cannot take yet), the stream limits and the resets.
+///
+/// A stream answered here is the handler's until it closes: the client's later frames on it
+/// (window updates, a reset) stop here, where the multiplexer, which never saw the stream, would
+/// take them for a protocol error.
+///
+/// Bytes answered here wait in NIO's HTTP/2 handler for the client's flow-control window, and a
+/// client may open none (an initial window of 0) and keep asking. So at most ``unsentBudget``
+/// bytes of answers are held per connection: past it, and while the connection cannot take more
+/// bytes (a client that asks and never reads), requests go on to the router, whose answers wait
+/// for the stream's window in its task.
+final class HTTP2MediaFrames: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias InboundOut = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// The fields every answer has, made once per listener.
+    struct Fields: Sendable {
+        let ok: HPACKHeaders
+        let notModified: HPACKHeaders
+
+        init(serverName: String) {
+            var fields = PublicCORS.headers
+            fields[.cacheControl] = PackagerHTTP.immutableMedia
+            fields[.server] = serverName
+            let unchanging = fields.map { ($0.name.canonicalName, $0.value) }
+            ok = HPACKHeaders([(":status", "200")] + unchanging)
+            notModified = HPACKHeaders([(":status", "304")] + unchanging)
+        }
+    }
+
+    private let origin: MediaFastPath.Origin
+    private let fields: Fields
+    /// Streams answered here that have not closed yet.
+    private var answered = Set<HTTP2StreamID>()
+    private var flushPending = false
+    /// Body bytes written here that have not reached the socket yet.
+    private var unsent = 0
+    static let unsentBudget = 1 << 20
+    private var peer = PeerAddress()
+
+    init(origin: MediaFastPath.Origin, fields: Fields) {
+        (self.origin, self.fields) = (origin, fields)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        if frame.streamID != .rootStream {
+            if answered.contains(frame.streamID) { return }
+            if case .headers(let request) = frame.payload, request.endStream, unsent < Self.unsentBudget, context.channel.isWritable,
+               let answer = answer(request.headers, peer: peer.of(context.channel)) {
+                answered.insert(frame.streamID)
+                write(answer, on: frame.streamID, context: context)
+                return
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if flushPending {
+            flushPending = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let closed = event as? StreamClosedEvent { answered.remove(closed.streamID) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The answer to a request with these header fields when it is the hot path's; nil hands it on.
+    private func answer(_ request: HPACKHeaders, peer: String?) -> MediaAnswer? {
+        guard request.first(name: ":method") == "GET", let path = request.first(name: ":path") else { return nil }
+        // A field sent more than once reads as the router reads it: its values joined by commas.
+        func field(_ name: String) -> String? {
+            let values = request[name]
+            return values.isEmpty ? nil : values.count == 1 ? values[0] : values.joined(separator: ", ")
+        }
+        return origin.answer(path: path, ifNoneMatch: field("if-none-match")) {
+            ViewerAccountingMiddleware.session(playbackSessionID: field(ViewerAccountingMiddleware.playbackSessionID.canonicalName), forwardedFor: field(ViewerAccountingMiddleware.forwardedFor.canonicalName),
+                                 userAgent: field("user-agent"), peer: peer, trustedProxies: origin.trustedProxies)
+        }
+    }
+
+    private func write(_ answer: MediaAnswer, on stream: HTTP2StreamID, context: ChannelHandlerContext) {
+        // As the router's answers: the fields that change with every answer are not indexed, or
+        // they would fill the connection's HPACK table and slow every answer.
+        var head = answer.notModified ? fields.notModified : fields.ok
+        head.add(name: "etag", value: answer.etag, indexing: .nonIndexable)
+        head.add(name: "date", value: HTTPDate.now())
+        if !answer.notModified {
+            head.add(name: "content-type", value: answer.contentType)
+            head.add(name: "content-length", value: String(answer.body.count), indexing: .nonIndexable)
+        }
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: head, endStream: answer.notModified)))), promise: nil)
+        if !answer.notModified {
+            let body = context.channel.allocator.buffer(bytes: answer.body), size = body.readableBytes
+            let sent = context.eventLoop.makePromise(of: Void.self)
+            unsent += size
+            sent.futureResult.assumeIsolated().whenComplete { [self] _ in unsent -= size }
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: sent)
+        }
+        flushPending = true
+        MediaFastPath.answered.increment()
+    }
+}

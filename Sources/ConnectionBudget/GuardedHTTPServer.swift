@@ -38,7 +38,7 @@ public struct HTTPConnectionLimits: Sendable {
 
 extension HTTPConnectionLimits {
     /// `idleTimeout` as NIO counts time.
-    var idleTimeAmount: TimeAmount {
+    public var idleTimeAmount: TimeAmount {
         let seconds = idleTimeout.components
         return .nanoseconds(seconds.seconds * 1_000_000_000 + seconds.attoseconds / 1_000_000_000)
     }

@@ -18,7 +18,7 @@ import NIOTLS
 /// Hummingbird's responder as before. The connection's lifetime is NIO's
 /// `NIOHTTP2ServerConnectionManagementHandler`: closed (GOAWAY) once it has had no open stream for
 /// the idle timeout, and on the server's shutdown, when its streams have ended or after the
-/// grace time; closed anyway an idle timeout after that GOAWAY (``GoAwayDeadline``).
+/// grace time; ``HTTP2ConnectionDeadlines`` closes it in the cases the manager leaves open.
 struct SecureHTTPChannel: HTTPChannelHandler {
     typealias StreamChannel = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
@@ -39,9 +39,8 @@ struct SecureHTTPChannel: HTTPChannelHandler {
     /// answer or body stops moving.
     let streamIdleTimeout: Duration?
     let connection: NIOHTTP2ServerConnectionManagementHandler.Configuration
-    /// How long an HTTP/2 connection stays after the server's first GOAWAY (``GoAwayDeadline``).
-    let goAwayDeadline: TimeAmount
-    let goAwayTally: DeadlineTally
+    /// An HTTP/2 connection's deadlines besides NIO's connection manager's.
+    let deadlines: @Sendable () -> HTTP2ConnectionDeadlines
     /// Makes the handler each HTTP/2 connection's frames pass before the stream multiplexer: it
     /// reads and writes `HTTP2Frame`.
     let frameHandler: (@Sendable () -> any ChannelHandler)?
@@ -49,12 +48,12 @@ struct SecureHTTPChannel: HTTPChannelHandler {
     var responder: Responder { http1.responder }
 
     init(tls: TLSConfiguration, http1: HTTP1Channel, streamIdleTimeout: Duration?, connection: NIOHTTP2ServerConnectionManagementHandler.Configuration,
-         goAwayDeadline: TimeAmount, goAwayTally: DeadlineTally, frameHandler: (@Sendable () -> any ChannelHandler)?) throws {
+         deadlines: @escaping @Sendable () -> HTTP2ConnectionDeadlines, frameHandler: (@Sendable () -> any ChannelHandler)?) throws {
         var tls = tls
         tls.applicationProtocols = NIOHTTP2SupportedALPNProtocols
         self.sslContext = try NIOSSLContext(configuration: tls)
         (self.http1, self.streamIdleTimeout, self.connection, self.frameHandler) = (http1, streamIdleTimeout, connection, frameHandler)
-        (self.goAwayDeadline, self.goAwayTally) = (goAwayDeadline, goAwayTally)
+        self.deadlines = deadlines
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -83,7 +82,7 @@ struct SecureHTTPChannel: HTTPChannelHandler {
     }
 
     /// The HTTP/2 connection's pipeline: its writes gathered into TLS records, the protocol, the
-    /// connection's lifetime (and its last deadline), the caller's
+    /// connection's lifetime (and the deadlines it lacks), the caller's
     /// frame handler, then a channel per stream for what is left, each with the HTTP codec and
     /// an idle timer, yielded to ``handle(value:logger:)``.
     private func http2(_ channel: any Channel, logger: Logger) throws -> AsyncStream<StreamChannel> {
@@ -91,7 +90,7 @@ struct SecureHTTPChannel: HTTPChannelHandler {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(TLSWriteCoalescer())
         try pipeline.addHandler(NIOHTTP2Handler(mode: .server))
-        try pipeline.addHandler(GoAwayDeadline(deadline: goAwayDeadline, tally: goAwayTally))
+        try pipeline.addHandler(deadlines())
         try pipeline.addHandler(NIOHTTP2ServerConnectionManagementHandler(eventLoop: channel.eventLoop, configuration: connection))
         if let frameHandler { try pipeline.addHandler(frameHandler()) }
         let idle = streamIdleTimeout

@@ -1,3 +1,4 @@
+import Metrics
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -19,7 +20,9 @@ import NIOHTTP2
 /// client may open none (an initial window of 0) and keep asking. So at most ``unsentBudget``
 /// bytes of answers are held per connection: past it, and while the connection cannot take more
 /// bytes (a client that asks and never reads), requests go on to the router, whose answers wait
-/// for the stream's window in its task.
+/// for the stream's window in its task. And answers held here that make no progress for
+/// `stallDeadline` (the idle timeout: no window opened, nothing reaching the socket) close the
+/// connection, as the idle timer of a stream the router answers closes that stream.
 final class HTTP2MediaFrames: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -48,10 +51,20 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
     /// Body bytes written here that have not reached the socket yet.
     private var unsent = 0
     static let unsentBudget = 1 << 20
+    static let stalled = Counter(label: "storecast_packager_http2_stalled_connections_total")
+    private let stallDeadline: TimeAmount
+    /// When answers held here last moved (one reached the socket, or the first was written).
+    private var lastProgress = NIODeadline.now()
+    private var stallCheck: Scheduled<Void>?
     private var peer = PeerAddress()
 
-    init(origin: MediaFastPath.Origin, fields: Fields) {
-        (self.origin, self.fields) = (origin, fields)
+    init(origin: MediaFastPath.Origin, fields: Fields, stallDeadline: TimeAmount) {
+        (self.origin, self.fields, self.stallDeadline) = (origin, fields, stallDeadline)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        stallCheck?.cancel()
+        stallCheck = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -95,6 +108,21 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
         }
     }
 
+    /// Closes the connection once answers held here have not moved for `stallDeadline`.
+    private func watchForStall(_ context: ChannelHandlerContext) {
+        guard stallCheck == nil else { return }
+        stallCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastProgress + stallDeadline) { [self] in
+            stallCheck = nil
+            guard unsent > 0 else { return }
+            if NIODeadline.now() - lastProgress >= stallDeadline {
+                Self.stalled.increment()
+                context.close(promise: nil)
+            } else {
+                watchForStall(context)
+            }
+        }
+    }
+
     private func write(_ answer: MediaAnswer, on stream: HTTP2StreamID, context: ChannelHandlerContext) {
         // As the router's answers: the fields that change with every answer are not indexed, or
         // they would fill the connection's HPACK table and slow every answer.
@@ -109,8 +137,13 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
         if !answer.notModified {
             let body = context.channel.allocator.buffer(bytes: answer.body), size = body.readableBytes
             let sent = context.eventLoop.makePromise(of: Void.self)
+            if unsent == 0 { lastProgress = .now() }
             unsent += size
-            sent.futureResult.assumeIsolated().whenComplete { [self] _ in unsent -= size }
+            sent.futureResult.assumeIsolated().whenComplete { [self] _ in
+                unsent -= size
+                lastProgress = .now()
+            }
+            watchForStall(context)
             context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: sent)
         }
         flushPending = true

@@ -183,8 +183,8 @@ public final class PackagerService: Service, Sendable {
         let fastPath = MediaFastPath.Origin(store: store, gate: gate, viewers: viewers, trustedProxies: config.trustedProxies, serverName: "storecast-packager")
         let hotPath: @Sendable () -> any ChannelHandler = { MediaFastPath(origin: fastPath) }
         let unchanging = MediaAnswer.unchangingLines(serverName: fastPath.serverName)
-        let frameFields = HTTP2MediaFrames.Fields(serverName: fastPath.serverName)
-        let frames: @Sendable () -> any ChannelHandler = { HTTP2MediaFrames(origin: fastPath, fields: frameFields) }
+        let frameFields = HTTP2MediaFrames.Fields(serverName: fastPath.serverName), stallDeadline = config.httpLimits.idleTimeAmount
+        let frames: @Sendable () -> any ChannelHandler = { HTTP2MediaFrames(origin: fastPath, fields: frameFields, stallDeadline: stallDeadline) }
         let limits = config.httpLimits
         let onTheWire: @Sendable (ConnectionActivity) -> any ChannelHandler = { activity in
             HTTP1MediaFastPath(origin: fastPath, activity: activity, unchanging: unchanging, maximumHeadBytes: limits.maximumHeaderBytes, maximumFields: limits.maximumHeaderFields)

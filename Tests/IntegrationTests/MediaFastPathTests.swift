@@ -175,8 +175,12 @@ import Testing
     /// about 1 MiB of answers held for it by the hot path (the rest wait in the router's tasks) and,
     /// once it opens its windows, every answer whole; one that resets a stream at once and sends a
     /// window update on it keeps its connection and gets its next answers; an idle connection gets
-    /// GOAWAY at the idle deadline, and is closed an idle timeout later though the client never
-    /// acknowledges the PING that follows it (NIO's connection manager would wait for it for ever).
+    /// GOAWAY at the idle deadline, and is closed within the grace after it though the client
+    /// never acknowledges the PING that follows (NIO's connection manager would wait for ever).
+    /// And the connections NIO's manager alone would leave open are closed: answers held for a
+    /// client that never opens its window (at the idle deadline), a connection that opens no
+    /// stream (at the idle deadline), one whose client closes its side, and one that floods PINGs
+    /// (after NIO's GOAWAY).
     @Test func eachHTTP2StreamHasTheHotPath() async throws {
         let stack = try StorecastStack()
         let key = try await stack.provisionStream(tenant: "shop", stream: "hot2")
@@ -255,13 +259,27 @@ import Testing
         #expect(resetAnswers.count == 3 && resetAnswers.allSatisfy { $0["status"] as? Int == 200 && ($0["length"] as? Int ?? 0) > 0 } && reset["goaway"] is NSNull,
                 "the connection holds after a reset stream: \(reset)")
 
-        // Idle: GOAWAY at the 3 s deadline, then closed within 3 s more (this client ignores the
-        // PING after the GOAWAY).
+        // Idle: GOAWAY at the 3 s deadline, then closed within the grace (7 s: NIO's 5 s and a
+        // margin; this client ignores the PING after the GOAWAY).
         let idle = try await h2Client("idle", [part])
         let goawayAfter = idle["goawayAfter"] as? Double ?? -1
         #expect((idle["answers"] as? [[String: Any]])?.first?["status"] as? Int == 200 && goawayAfter >= 2 && goawayAfter <= 8
-                && (idle["closedAfter"] as? Double).map { $0 - goawayAfter <= 4.5 } == true,
+                && (idle["closedAfter"] as? Double).map { $0 - goawayAfter <= 8.5 } == true,
                 "an idle HTTP/2 connection gets GOAWAY at the idle deadline and is closed: \(idle)")
+
+        // Answers held for a window that never opens: the connection closes at the 3 s deadline.
+        let stalled = try await h2Client("stalled", Array(repeating: segment, count: 20))
+        #expect((stalled["closedAfter"] as? Double).map { $0 >= 2 && $0 <= 10 } == true, "a client that never opens its window is closed: \(stalled)")
+        // No stream at all: closed at the 3 s deadline. A client that closes its side (a TCP FIN,
+        // no TLS close_notify): closed at once, which swift-nio-ssl carries out after waiting up
+        // to 5 s for the client's close_notify.
+        let silent = try await h2Client("silent", [part])
+        #expect((silent["closedAfter"] as? Double).map { $0 >= 2 && $0 <= 6 } == true, "a connection that opens no stream is closed at the idle deadline: \(silent)")
+        let halfClosed = try await h2Client("half-close", [part])
+        #expect((halfClosed["closedAfter"] as? Double).map { $0 <= 7 } == true, "a connection whose client closed its side is closed: \(halfClosed)")
+        // 1,000 PINGs at once: NIO's flood limit (GOAWAY ENHANCE_YOUR_CALM), then closed.
+        let flood = try await h2Client("ping-flood", [part])
+        #expect(flood["goaway"] is Int && (flood["closedAfter"] as? Double).map { $0 <= 5 } == true, "a PING flood gets GOAWAY and the connection is closed: \(flood)")
         _ = await stack.stop()
     }
 

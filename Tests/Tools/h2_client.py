@@ -12,8 +12,14 @@ Prints one JSON object. Scenarios:
                  update on it, then asks for every PATH on new streams and reads them all:
                  {"answers": [...], "goaway": null or its error code}
   idle           asks for the first PATH, reads the answer, then sends nothing and waits up to
-                 30 s for the server's GOAWAY: {"answers": [...], "goawayAfter": seconds or null,
-                 "closedAfter": seconds or null}
+                 30 s for the server's GOAWAY, and ignores the PING after it: {"answers": [...],
+                 "goawayAfter": seconds or null, "closedAfter": seconds or null}
+  stalled        as closed-window, but never opens a window: {"headersBeforeWindow",
+                 "closedAfter": seconds from the requests to the server's close, or null (30 s)}
+  silent         opens the connection and no stream: {"closedAfter"} (30 s at most)
+  half-close     opens the connection, then closes its sending side (no TLS close_notify):
+                 {"closedAfter"} (30 s at most)
+  ping-flood     sends 1,000 PINGs at once: {"goaway": its error code or null, "closedAfter"}
 """
 import hashlib
 import json
@@ -140,6 +146,39 @@ def main():
         reader.pump(lambda: all(s in reader.ended for s, _ in streams), 20.0)
         result["answers"] = reader.answers(streams)
         result["goaway"] = reader.goaway
+    elif scenario == "stalled":
+        sock, conn = connect(host, port, {h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+        reader = Reader(sock, conn)
+        reader.pump(lambda: False, 1.0)
+        for p in paths:
+            request(conn, host, port, p)
+        sock.sendall(conn.data_to_send())
+        start = time.monotonic()
+        reader.pump(lambda: False, 30.0)
+        result["headersBeforeWindow"] = len(reader.status)
+        result["closedAfter"] = round(time.monotonic() - start, 2) if reader.closed else None
+    elif scenario in ("silent", "half-close"):
+        sock, conn = connect(host, port)
+        reader = Reader(sock, conn)
+        if scenario == "half-close":
+            sock.shutdown(socket.SHUT_WR)
+        start = time.monotonic()
+        reader.pump(lambda: False, 30.0)
+        result["closedAfter"] = round(time.monotonic() - start, 2) if reader.closed else None
+    elif scenario == "ping-flood":
+        sock, conn = connect(host, port)
+        reader = Reader(sock, conn)
+        reader.pump(lambda: False, 1.0)
+        for i in range(1000):
+            conn.ping(i.to_bytes(8, "big"))
+        start = time.monotonic()
+        try:
+            sock.sendall(conn.data_to_send())
+        except (ssl.SSLError, OSError):
+            pass
+        reader.pump(lambda: False, 15.0)
+        result["goaway"] = reader.goaway
+        result["closedAfter"] = round(time.monotonic() - start, 2) if reader.closed else None
     elif scenario == "idle":
         sock, conn = connect(host, port)
         reader = Reader(sock, conn)
@@ -150,7 +189,7 @@ def main():
         start = time.monotonic()
         reader.pump(lambda: reader.goaway is not None, 30.0)
         result["goawayAfter"] = round(time.monotonic() - start, 2) if reader.goaway is not None else None
-        reader.pump(lambda: False, 5.0)
+        reader.pump(lambda: False, 12.0)
         result["closedAfter"] = round(time.monotonic() - start, 2) if reader.closed else None
     else:
         sys.exit(f"unknown scenario {scenario}")

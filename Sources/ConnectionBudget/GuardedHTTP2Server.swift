@@ -32,8 +32,8 @@ extension HTTPServerBuilder {
         let grace = TimeAmount.seconds(5)
         let goAwayGrace = max(idle, grace) + .seconds(2)
         let connection = NIOHTTP2ServerConnectionManagementHandler.Configuration(maxIdleTime: idle, maxAge: nil, maxGraceTime: grace, keepalive: nil)
-        let deadlines: @Sendable () -> HTTP2ConnectionDeadlines = {
-            HTTP2ConnectionDeadlines(firstStream: idle, goAwayGrace: goAwayGrace, firstStreamTally: firstStreamTally, goAwayTally: goAwayTally)
+        let deadlines: @Sendable (HTTP2ConnectionDeadlines.GoAwayWatch) -> HTTP2ConnectionDeadlines = { watch in
+            HTTP2ConnectionDeadlines(firstStream: idle, goAwayGrace: goAwayGrace, firstStreamTally: firstStreamTally, goAwayTally: goAwayTally, watch: watch)
         }
         return .init { responder in
             let base = try SecureHTTPChannel(tls: tls, http1: HTTP1Channel(responder: responder, configuration: limits.http1Configuration),

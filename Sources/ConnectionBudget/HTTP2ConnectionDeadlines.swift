@@ -6,28 +6,46 @@ import NIOHTTP2
 /// acknowledged the PING that follows it:
 /// - a connection that opens no stream within the idle timeout of its handshake (the manager's
 ///   idle timer starts with a stream's end, and the TLS handshake's deadline is gone by then);
-/// - a connection still open `goAwayGrace` after the server's first GOAWAY (an idle
-///   connection's, or the server's shutdown), when the client never acknowledges the PING;
+/// - a connection still open `goAwayGrace` after the manager's GOAWAY (an idle connection's, or
+///   the server's shutdown), when the client never acknowledges the PING;
 /// - a client that closes its side (Hummingbird's HTTP/2 channel closed there too);
-/// - a connection error (a protocol error, one of NIO's flood limits, a TLS error): NIO's handler
-///   sends its GOAWAY and reports the error, and nothing else closes the connection.
-/// Sits right behind NIO's HTTP/2 handler, where errors arrive before the stream multiplexer
-/// makes stream errors look like any other, and where the manager's frames pass on their way out.
+/// - a connection error (a protocol error, one of NIO's flood limits): NIO's handler sends a
+///   GOAWAY with the error's code, and nothing else closes the connection. Its GOAWAY is seen
+///   through the handler's frame delegate (``GoAwayWatch``), as it does not pass this handler; a
+///   stream's error (a malformed request) resets only that stream and is no reason to close.
+/// Sits right behind NIO's HTTP/2 handler, where the manager's frames pass on their way out. It
+/// also keeps from the manager (and everything after it) the close of a stream that never opened:
+/// NIO resets a stream whose first headers are malformed without announcing it, and the manager
+/// asserts that every stream it hears closed was opened (a debug build stops there).
 final class HTTP2ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
+    /// NIO's HTTP/2 handler's frame delegate: tells the deadlines of every GOAWAY it writes.
+    final class GoAwayWatch: NIOHTTP2FrameDelegate {
+        fileprivate weak var deadlines: HTTP2ConnectionDeadlines?
+
+        func wroteFrame(_ frame: HTTP2Frame) {
+            if case .goAway(_, let code, _) = frame.payload { deadlines?.wroteGoAway(code) }
+        }
+    }
+
     private var firstStream: ConnectionDeadlineTimer
     private var afterGoAway: ConnectionDeadlineTimer
+    private var context: ChannelHandlerContext?
+    /// Streams announced as created and not yet closed.
+    private var open = Set<HTTP2StreamID>()
 
-    init(firstStream: TimeAmount, goAwayGrace: TimeAmount, firstStreamTally: DeadlineTally, goAwayTally: DeadlineTally) {
+    init(firstStream: TimeAmount, goAwayGrace: TimeAmount, firstStreamTally: DeadlineTally, goAwayTally: DeadlineTally, watch: GoAwayWatch) {
         self.firstStream = ConnectionDeadlineTimer(deadline: firstStream, tally: firstStreamTally)
         self.afterGoAway = ConnectionDeadlineTimer(deadline: goAwayGrace, tally: goAwayTally)
+        watch.deadlines = self
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
         if context.channel.isActive { firstStream.start(context) }
     }
 
@@ -37,25 +55,30 @@ final class HTTP2ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHand
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is NIOHTTP2StreamCreatedEvent {
+        if let created = event as? NIOHTTP2StreamCreatedEvent {
             firstStream.cancel()
+            open.insert(created.streamID)
+        } else if let closed = event as? StreamClosedEvent {
+            guard open.remove(closed.streamID) != nil else { return }
         } else if let event = event as? ChannelEvent, event == .inputClosed {
             context.close(promise: nil)
         }
         context.fireUserInboundEventTriggered(event)
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if !(error is NIOHTTP2Errors.StreamError) { context.close(promise: nil) }
-        context.fireErrorCaught(error)
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .goAway = unwrapOutboundIn(data).payload { afterGoAway.start(context) }
-        context.write(data, promise: promise)
+    /// A GOAWAY NIO's handler wrote: the manager's (no error) starts the grace; a connection
+    /// error's closes the connection once the GOAWAY has gone out (NIO flushes it right after).
+    private func wroteGoAway(_ code: HTTP2ErrorCode) {
+        guard let context else { return }
+        if code == .noError {
+            afterGoAway.start(context)
+        } else {
+            context.eventLoop.assumeIsolated().execute { context.close(promise: nil) }
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
         firstStream.cancel()
         afterGoAway.cancel()
     }

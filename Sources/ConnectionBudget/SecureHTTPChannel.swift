@@ -40,7 +40,7 @@ struct SecureHTTPChannel: HTTPChannelHandler {
     let streamIdleTimeout: Duration?
     let connection: NIOHTTP2ServerConnectionManagementHandler.Configuration
     /// An HTTP/2 connection's deadlines besides NIO's connection manager's.
-    let deadlines: @Sendable () -> HTTP2ConnectionDeadlines
+    let deadlines: @Sendable (HTTP2ConnectionDeadlines.GoAwayWatch) -> HTTP2ConnectionDeadlines
     /// Makes the handler each HTTP/2 connection's frames pass before the stream multiplexer: it
     /// reads and writes `HTTP2Frame`.
     let frameHandler: (@Sendable () -> any ChannelHandler)?
@@ -48,7 +48,7 @@ struct SecureHTTPChannel: HTTPChannelHandler {
     var responder: Responder { http1.responder }
 
     init(tls: TLSConfiguration, http1: HTTP1Channel, streamIdleTimeout: Duration?, connection: NIOHTTP2ServerConnectionManagementHandler.Configuration,
-         deadlines: @escaping @Sendable () -> HTTP2ConnectionDeadlines, frameHandler: (@Sendable () -> any ChannelHandler)?) throws {
+         deadlines: @escaping @Sendable (HTTP2ConnectionDeadlines.GoAwayWatch) -> HTTP2ConnectionDeadlines, frameHandler: (@Sendable () -> any ChannelHandler)?) throws {
         var tls = tls
         tls.applicationProtocols = NIOHTTP2SupportedALPNProtocols
         self.sslContext = try NIOSSLContext(configuration: tls)
@@ -89,8 +89,9 @@ struct SecureHTTPChannel: HTTPChannelHandler {
         let (streams, opened) = AsyncStream<StreamChannel>.makeStream()
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(TLSWriteCoalescer())
-        try pipeline.addHandler(NIOHTTP2Handler(mode: .server))
-        try pipeline.addHandler(deadlines())
+        let watch = HTTP2ConnectionDeadlines.GoAwayWatch()
+        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, frameDelegate: watch))
+        try pipeline.addHandler(deadlines(watch))
         try pipeline.addHandler(NIOHTTP2ServerConnectionManagementHandler(eventLoop: channel.eventLoop, configuration: connection))
         if let frameHandler { try pipeline.addHandler(frameHandler()) }
         let idle = streamIdleTimeout

@@ -21,8 +21,9 @@ import NIOHTTP2
 /// bytes of answers are held per connection: past it, and while the connection cannot take more
 /// bytes (a client that asks and never reads), requests go on to the router, whose answers wait
 /// for the stream's window in its task. And answers held here that make no progress for
-/// `stallDeadline` (the idle timeout: no window opened, nothing reaching the socket) close the
-/// connection, as the idle timer of a stream the router answers closes that stream.
+/// `stallDeadline` (the idle timeout: no window update from the client, no answer reaching the
+/// socket) close the connection, as the idle timer of a stream the router answers closes that
+/// stream. A slow client that reads keeps sending window updates.
 final class HTTP2MediaFrames: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -53,7 +54,8 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
     static let unsentBudget = 1 << 20
     static let stalled = Counter(label: "storecast_packager_http2_stalled_connections_total")
     private let stallDeadline: TimeAmount
-    /// When answers held here last moved (one reached the socket, or the first was written).
+    /// When answers held here last moved (the client opened a window, one reached the socket, or
+    /// the first was written).
     private var lastProgress = NIODeadline.now()
     private var stallCheck: Scheduled<Void>?
     private var peer = PeerAddress()
@@ -69,6 +71,7 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        if case .windowUpdate = frame.payload { lastProgress = .now() }
         if frame.streamID != .rootStream {
             if answered.contains(frame.streamID) { return }
             if case .headers(let request) = frame.payload, request.endStream, unsent < Self.unsentBudget, context.channel.isWritable,

@@ -14,12 +14,15 @@ Prints one JSON object. Scenarios:
   idle           asks for the first PATH, reads the answer, then sends nothing and waits up to
                  30 s for the server's GOAWAY, and ignores the PING after it: {"answers": [...],
                  "goawayAfter": seconds or null, "closedAfter": seconds or null}
+  malformed      asks for the first PATH with a field HTTP/2 forbids (connection), then for every
+                 PATH properly: {"malformedStatus", "answers", "goaway"}
   stalled        as closed-window, but never opens a window: {"headersBeforeWindow",
                  "closedAfter": seconds from the requests to the server's close, or null (30 s)}
   silent         opens the connection and no stream: {"closedAfter"} (30 s at most)
   half-close     opens the connection, then closes its sending side (no TLS close_notify):
                  {"closedAfter"} (30 s at most)
-  ping-flood     sends 1,000 PINGs at once: {"goaway": its error code or null, "closedAfter"}
+  ping-flood     asks for the first PATH and reads it, then sends 1,000 PINGs at once:
+                 {"goaway": its error code or null, "closedAfter": seconds from the flood}
 """
 import hashlib
 import json
@@ -35,7 +38,7 @@ import h2.exceptions
 import h2.settings
 
 
-def connect(host, port, settings=None):
+def connect(host, port, settings=None, validate=True):
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
@@ -43,7 +46,8 @@ def connect(host, port, settings=None):
     sock = context.wrap_socket(socket.create_connection((host, port), timeout=10), server_hostname=host)
     if sock.selected_alpn_protocol() != "h2":
         sys.exit(f"the server did not agree to h2: {sock.selected_alpn_protocol()}")
-    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8", validate_outbound_headers=validate,
+                                                                       normalize_outbound_headers=validate))
     conn.initiate_connection()
     if settings:
         conn.update_settings(settings)
@@ -51,9 +55,9 @@ def connect(host, port, settings=None):
     return sock, conn
 
 
-def request(conn, host, port, path):
+def request(conn, host, port, path, extra=()):
     stream = conn.get_next_available_stream_id()
-    conn.send_headers(stream, [(":method", "GET"), (":scheme", "https"), (":authority", f"{host}:{port}"), (":path", path)], end_stream=True)
+    conn.send_headers(stream, [(":method", "GET"), (":scheme", "https"), (":authority", f"{host}:{port}"), (":path", path)] + list(extra), end_stream=True)
     return stream
 
 
@@ -146,6 +150,18 @@ def main():
         reader.pump(lambda: all(s in reader.ended for s, _ in streams), 20.0)
         result["answers"] = reader.answers(streams)
         result["goaway"] = reader.goaway
+    elif scenario == "malformed":
+        sock, conn = connect(host, port, validate=False)
+        reader = Reader(sock, conn)
+        bad = request(conn, host, port, paths[0], [("connection", "keep-alive")])
+        sock.sendall(conn.data_to_send())
+        reader.pump(lambda: bad in reader.ended, 5.0)
+        streams = [(request(conn, host, port, p), p) for p in paths]
+        sock.sendall(conn.data_to_send())
+        reader.pump(lambda: all(s in reader.ended for s, _ in streams), 10.0)
+        result["malformedStatus"] = reader.status.get(bad)
+        result["answers"] = reader.answers(streams)
+        result["goaway"] = reader.goaway
     elif scenario == "stalled":
         sock, conn = connect(host, port, {h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
         reader = Reader(sock, conn)
@@ -157,18 +173,34 @@ def main():
         reader.pump(lambda: False, 30.0)
         result["headersBeforeWindow"] = len(reader.status)
         result["closedAfter"] = round(time.monotonic() - start, 2) if reader.closed else None
-    elif scenario in ("silent", "half-close"):
+    elif scenario == "silent":
         sock, conn = connect(host, port)
         reader = Reader(sock, conn)
-        if scenario == "half-close":
-            sock.shutdown(socket.SHUT_WR)
         start = time.monotonic()
         reader.pump(lambda: False, 30.0)
         result["closedAfter"] = round(time.monotonic() - start, 2) if reader.closed else None
+    elif scenario == "half-close":
+        sock, conn = connect(host, port)
+        Reader(sock, conn).pump(lambda: False, 1.0)
+        # A TCP FIN without a TLS close_notify; from here the socket reads raw bytes (Python drops
+        # the TLS layer on shutdown), so only the server's close is waited for.
+        sock.shutdown(socket.SHUT_WR)
+        start, closed = time.monotonic(), False
+        while not closed and time.monotonic() - start < 30:
+            sock.settimeout(1.0)
+            try:
+                closed = not sock.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                closed = True
+        result["closedAfter"] = round(time.monotonic() - start, 2) if closed else None
     elif scenario == "ping-flood":
         sock, conn = connect(host, port)
         reader = Reader(sock, conn)
-        reader.pump(lambda: False, 1.0)
+        first = request(conn, host, port, paths[0])
+        sock.sendall(conn.data_to_send())
+        reader.pump(lambda: first in reader.ended, 10.0)
         for i in range(1000):
             conn.ping(i.to_bytes(8, "big"))
         start = time.monotonic()
@@ -189,7 +221,7 @@ def main():
         start = time.monotonic()
         reader.pump(lambda: reader.goaway is not None, 30.0)
         result["goawayAfter"] = round(time.monotonic() - start, 2) if reader.goaway is not None else None
-        reader.pump(lambda: False, 12.0)
+        reader.pump(lambda: False, 14.0)
         result["closedAfter"] = round(time.monotonic() - start, 2) if reader.closed else None
     else:
         sys.exit(f"unknown scenario {scenario}")

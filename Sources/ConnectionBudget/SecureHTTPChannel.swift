@@ -65,11 +65,6 @@ struct SecureHTTPChannel: HTTPChannelHandler {
                 case .negotiated("h2"):
                     return channel.eventLoop.makeCompletedFuture { .http2(try http2(channel, logger: logger)) }
                 case .negotiated("http/1.1"), .fallback:
-                    do {
-                        try channel.pipeline.syncOperations.addHandler(TLSWriteCoalescer())
-                    } catch {
-                        return channel.eventLoop.makeFailedFuture(error)
-                    }
                     return http1.setup(channel: channel, logger: logger).map { .http1($0) }
                 case .negotiated:
                     // Only h2 and http/1.1 are offered; a client that picks another gets nothing.

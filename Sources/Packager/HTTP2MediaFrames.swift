@@ -29,16 +29,14 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
     typealias InboundOut = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
-    /// The fields every answer has, made once per listener.
+    /// The status and the fields every answer has (``MediaAnswer/unchangingFields(serverName:)``),
+    /// made once per listener.
     struct Fields: Sendable {
         let ok: HPACKHeaders
         let notModified: HPACKHeaders
 
         init(serverName: String) {
-            var fields = PublicCORS.headers
-            fields[.cacheControl] = PackagerHTTP.immutableMedia
-            fields[.server] = serverName
-            let unchanging = fields.map { ($0.name.canonicalName, $0.value) }
+            let unchanging = MediaAnswer.unchangingFields(serverName: serverName).map { ($0.name.canonicalName, $0.value) }
             ok = HPACKHeaders([(":status", "200")] + unchanging)
             notModified = HPACKHeaders([(":status", "304")] + unchanging)
         }
@@ -71,7 +69,7 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        if case .windowUpdate = frame.payload { lastProgress = .now() }
+        if unsent > 0, case .windowUpdate = frame.payload { lastProgress = .now() }
         if frame.streamID != .rootStream {
             if answered.contains(frame.streamID) { return }
             if case .headers(let request) = frame.payload, request.endStream, unsent < Self.unsentBudget, context.channel.isWritable,

@@ -122,11 +122,9 @@ struct MediaAnswer {
     let body: ArraySlice<UInt8>
 
     func response(serverName: String) -> HTTPResponse {
-        var fields = PublicCORS.headers
+        var fields = Self.unchangingFields(serverName: serverName)
         fields[.eTag] = etag
-        fields[.cacheControl] = PackagerHTTP.immutableMedia
         fields[.date] = HTTPDate.now()
-        fields[.server] = serverName
         if !notModified {
             fields[.contentType] = contentType
             fields[.contentLength] = String(body.count)
@@ -158,13 +156,18 @@ struct MediaAnswer {
         buffer.writeBytes(body)
     }
 
-    /// The fields every answer has, as HTTP/1.1 lines: the public CORS fields, the media's
-    /// caching and the server's name.
-    static func unchangingLines(serverName: String) -> [UInt8] {
+    /// The fields every answer has: the public CORS fields, the media's caching and the
+    /// server's name (made once per listener by the HTTP/1.1 and HTTP/2 writers).
+    static func unchangingFields(serverName: String) -> HTTPFields {
         var fields = PublicCORS.headers
         fields[.cacheControl] = PackagerHTTP.immutableMedia
         fields[.server] = serverName
-        return Array(fields.map { "\($0.name.rawName): \($0.value)\r\n" }.joined().utf8)
+        return fields
+    }
+
+    /// ``unchangingFields(serverName:)`` as HTTP/1.1 lines.
+    static func unchangingLines(serverName: String) -> [UInt8] {
+        Array(unchangingFields(serverName: serverName).map { "\($0.name.rawName): \($0.value)\r\n" }.joined().utf8)
     }
 }
 

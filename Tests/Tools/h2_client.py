@@ -64,8 +64,8 @@ def request(conn, host, port, path, extra=()):
 class Reader:
     """Reads events until a condition holds, keeping each stream's answer."""
 
-    def __init__(self, sock, conn, consume=True):
-        self.sock, self.conn, self.consume = sock, conn, consume
+    def __init__(self, sock, conn):
+        self.sock, self.conn = sock, conn
         self.status, self.bodies, self.ended, self.goaway, self.closed = {}, {}, set(), None, False
 
     def pump(self, until, timeout):
@@ -100,8 +100,7 @@ class Reader:
                     self.status[event.stream_id] = int(dict(event.headers)[":status"])
                 elif isinstance(event, h2.events.DataReceived):
                     self.bodies.setdefault(event.stream_id, bytearray()).extend(event.data)
-                    if self.consume:
-                        self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                 elif isinstance(event, h2.events.StreamEnded):
                     self.ended.add(event.stream_id)
                 elif isinstance(event, h2.events.StreamReset):

@@ -1,12 +1,13 @@
 // libFuzzer entry for Storecast's parsers of untrusted bytes. Built by fuzz/run.sh together with
 // the pure modules' sources (BinaryCoding, RTMP, MediaFormats, StorecastWire, and StorecastRuntime's
 // ContainedPath, the one path builder, and WebhookRetryPolicy, whose Retry-After reader takes what
-// a tenant's webhook receiver answers, and the packager's HTTP/1.1 request-head reader) as one module, with
+// a tenant's webhook receiver answers, and the packager's HTTP/1.1 request-head reader and its readers of
+// media paths and file names) as one module, with
 // -sanitize=fuzzer,address. The target is chosen by STORECAST_FUZZ_TARGET.
 import Foundation
 
 enum FuzzTarget: String, CaseIterable {
-    case chunk, amf0, flv, avc, hevc, aac, wire, handshake, path, httphead, retryafter
+    case chunk, amf0, flv, avc, hevc, aac, wire, handshake, path, httphead, retryafter, mediapath
 }
 
 let selected: FuzzTarget = {
@@ -106,6 +107,25 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             let firstBlankLine = (0...(length - 4)).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }
             precondition(firstBlankLine == length - 4, "a head that runs past its first blank line")
             precondition(HTTP1RequestHead.read(Array(bytes[..<length]), maximumHeadBytes: 1024, maximumFields: 20) == reading, "the head alone reads the same")
+        }
+    case .mediapath:
+        // The origin's hot path reads every request's path off the network (MediaPath), then the
+        // file name in it (PlaylistURIs.resource): the names read are exactly the path's, each one
+        // component; and a file name is read only as the one name the packager gives that file.
+        let text = String(decoding: bytes.prefix(512), as: UTF8.self)
+        if let path = MediaPath(text) {
+            let names = [path.tenant, path.stream, path.generation, path.rendition, path.file]
+            precondition("/live/" + names.joined(separator: "/") == text, "a path read as other names: \(text)")
+            precondition(!names.contains { $0.isEmpty || $0 == "." || $0 == ".." || $0.contains("/") || $0.contains("?") }, "a name that is not one plain component: \(text)")
+        }
+        if let resource = PlaylistURIs.resource(text) {
+            let uris = PlaylistURIs.plain, made: String
+            switch resource {
+            case .initSegment(let v): made = uris.initSegment(v)
+            case .segment(let n): made = uris.segment(n)
+            case .part(let m, let i): made = uris.part(m, i)
+            }
+            precondition(made == text, "one file, two names: \(text) read as \(made)")
         }
     case .retryafter:
         // A tenant's webhook receiver sets Retry-After: any value is a wait of zero or more, or

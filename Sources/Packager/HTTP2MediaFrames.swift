@@ -97,17 +97,30 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
 
     /// The answer to a request with these header fields when it is the hot path's; nil hands it on.
     private func answer(_ request: HPACKHeaders, peer: String?) -> MediaAnswer? {
-        guard request.first(name: ":method") == "GET", let path = request.first(name: ":path") else { return nil }
-        // A field sent more than once reads as the router reads it: its values joined by commas.
-        func field(_ name: String) -> String? {
-            let values = request[name]
-            return values.isEmpty ? nil : values.count == 1 ? values[0] : values.joined(separator: ", ")
+        // One pass over the request's fields (lowercase: NIO refuses a header block with an
+        // uppercase name). A field sent more than once reads as the router reads it: its values
+        // joined by commas.
+        var method: String?, path: String?, ifNoneMatch: String?, sessionID: String?, forwardedFor: String?, userAgent: String?
+        func join(_ field: inout String?, _ value: String) { field = field.map { "\($0), \(value)" } ?? value }
+        for (name, value, _) in request {
+            switch name {
+            case ":method": method = value
+            case ":path": path = value
+            case "if-none-match": join(&ifNoneMatch, value)
+            case "user-agent": join(&userAgent, value)
+            case Self.playbackSessionID: join(&sessionID, value)
+            case Self.forwardedFor: join(&forwardedFor, value)
+            default: continue
+            }
         }
-        return origin.answer(path: path, ifNoneMatch: field("if-none-match")) {
-            ViewerAccountingMiddleware.session(playbackSessionID: field(ViewerAccountingMiddleware.playbackSessionID.canonicalName), forwardedFor: field(ViewerAccountingMiddleware.forwardedFor.canonicalName),
-                                 userAgent: field("user-agent"), peer: peer, trustedProxies: origin.trustedProxies)
+        guard method == "GET", let path else { return nil }
+        return origin.answer(path: path, ifNoneMatch: ifNoneMatch) {
+            ViewerAccountingMiddleware.session(playbackSessionID: sessionID, forwardedFor: forwardedFor, userAgent: userAgent, peer: peer, trustedProxies: origin.trustedProxies)
         }
     }
+
+    private static let playbackSessionID = ViewerAccountingMiddleware.playbackSessionID.canonicalName
+    private static let forwardedFor = ViewerAccountingMiddleware.forwardedFor.canonicalName
 
     /// Closes the connection once answers held here have not moved for `stallDeadline`.
     private func watchForStall(_ context: ChannelHandlerContext) {

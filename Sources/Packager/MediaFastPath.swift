@@ -94,8 +94,8 @@ extension MediaFastPath.Origin {
     /// names; nil when it is the router's to give.
     func answer(path: String, ifNoneMatch: String?, session: () -> String) -> MediaAnswer? {
         guard let address = MediaPath(path) else { return nil }
-        guard gate.admitsWithoutToken(tenant: address.tenant, stream: address.stream) else { return nil }
         let key = PackageStore.key(tenant: address.tenant, stream: address.stream)
+        guard gate.admitsWithoutToken(key: key) else { return nil }
         guard let package = store.package(key), package.generation == address.generation,
               let rendition = package.renditions[address.rendition], let resource = PlaylistURIs.resource(address.file) else { return nil }
         let data: ArraySlice<UInt8>?, type: String
@@ -168,32 +168,6 @@ struct MediaAnswer {
     /// ``unchangingFields(serverName:)`` as HTTP/1.1 lines.
     static func unchangingLines(serverName: String) -> [UInt8] {
         Array(unchangingFields(serverName: serverName).map { "\($0.name.rawName): \($0.value)\r\n" }.joined().utf8)
-    }
-}
-
-/// `/live/TENANT/STREAM/GENERATION/RENDITION/FILE` with no query, in plain characters (anything
-/// else, percent-escapes included, is the router's to read).
-struct MediaPath: Equatable {
-    let tenant: String
-    let stream: String
-    let generation: String
-    let rendition: String
-    let file: String
-
-    init?(_ path: String) {
-        let fields = path.utf8.split(separator: UInt8(ascii: "/"), maxSplits: 7, omittingEmptySubsequences: false)
-        guard fields.count == 7, fields[0].isEmpty, fields[1].elementsEqual("live".utf8),
-              fields[2...].allSatisfy({ !$0.isEmpty && $0.allSatisfy(Self.isPlain) && !$0.elementsEqual(".".utf8) && !$0.elementsEqual("..".utf8) })
-        else { return nil }
-        let text = fields.map { String(decoding: $0, as: UTF8.self) }
-        (tenant, stream, generation, rendition, file) = (text[2], text[3], text[4], text[5], text[6])
-    }
-
-    private static func isPlain(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"): true
-        default: false
-        }
     }
 }
 

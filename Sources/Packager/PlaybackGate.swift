@@ -52,10 +52,15 @@ public final class PlaybackGate: Sendable {
     /// stream read within the cache's age. False is "not known here", not a refusal: the
     /// caller then asks ``authorize(tenant:stream:token:)``.
     public func admitsWithoutToken(tenant: String, stream: String) -> Bool {
+        admitsWithoutToken(key: PackageStore.key(tenant: tenant, stream: stream))
+    }
+
+    /// The same for the stream's ``PackageStore/key(tenant:stream:)``.
+    public func admitsWithoutToken(key: String) -> Bool {
         guard store != nil else { return true }
         let t = now()
         return cache.withLock { cache in
-            guard let cached = cache[PackageStore.key(tenant: tenant, stream: stream)], t - cached.fetched < Self.cacheSeconds, let access = cached.access else { return false }
+            guard let cached = cache[key], t - cached.fetched < Self.cacheSeconds, let access = cached.access else { return false }
             return !access.isPrivate
         }
     }

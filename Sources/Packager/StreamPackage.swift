@@ -272,37 +272,6 @@ public struct LowLatencySettings: Sendable, Equatable {
     public init(partTarget: Double) { self.partTarget = partTarget }
 }
 
-/// The names the packager gives a rendition's files, relative to its media playlist.
-public struct PlaylistURIs: Sendable {
-    public var query: String
-    /// The names without a token: files on disk (recordings, the DVR window).
-    public static let plain = PlaylistURIs(query: "")
-    /// Version 0 is `init.mp4`; a track that changed gets `init-<version>.mp4`.
-    public func initSegment(_ version: Int = 0) -> String { (version == 0 ? "init.mp4" : "init-\(version).mp4") + query }
-    public func segment(_ sequence: Int) -> String { "seg-\(sequence).m4s" + query }
-    public func part(_ sequence: Int, _ index: Int) -> String { "part-\(sequence).\(index).m4s" + query }
-
-    /// What a media file name asks for.
-    public enum Resource: Equatable, Sendable {
-        case initSegment(Int)
-        case segment(Int)
-        case part(Int, Int)
-    }
-
-    public static func resource(_ name: String) -> Resource? {
-        if name == "init.mp4" { return .initSegment(0) }
-        if name.hasPrefix("init-"), name.hasSuffix(".mp4"), let v = Int(name.dropFirst(5).dropLast(4)), v > 0 { return .initSegment(v) }
-        guard name.hasSuffix(".m4s") else { return nil }
-        let stem = name.dropLast(4)
-        if stem.hasPrefix("seg-"), let n = Int(stem.dropFirst(4)), n >= 0 { return .segment(n) }
-        if stem.hasPrefix("part-") {
-            let pieces = stem.dropFirst(5).split(separator: ".", omittingEmptySubsequences: false)
-            if pieces.count == 2, let m = Int(pieces[0]), let i = Int(pieces[1]), m >= 0, i >= 0 { return .part(m, i) }
-        }
-        return nil
-    }
-}
-
 /// Everything the packager serves for one live stream.
 public struct StreamPackage: Sendable {
     public var streamID: Int64

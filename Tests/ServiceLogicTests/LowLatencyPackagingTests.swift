@@ -157,7 +157,8 @@ import Testing
         let uris = PlaylistURIs(query: "")
         #expect(PlaylistURIs.resource(uris.segment(12)) == .segment(12))
         #expect(PlaylistURIs.resource(uris.part(12, 3)) == .part(12, 3))
-        for bad in ["seg-.m4s", "seg--1.m4s", "part-1.m4s", "part-1.2.3.m4s", "part-a.1.m4s", "seg-1.mp4", "index.m3u8", "part-1..m4s"] {
+        #expect(PlaylistURIs.resource(uris.part(0, 0)) == .part(0, 0) && PlaylistURIs.resource(uris.segment(0)) == .segment(0))
+        for bad in ["seg-.m4s", "seg--1.m4s", "seg-01.m4s", "part-1.00.m4s", "init-07.mp4", "seg-+5.m4s", "part-+1.2.m4s", "part-1.-2.m4s", "seg-1234567890123456789.m4s", "part-1.m4s", "part-1.2.3.m4s", "part-a.1.m4s", "seg-1.mp4", "index.m3u8", "part-1..m4s"] {
             #expect(PlaylistURIs.resource(bad) == nil, "\(bad)")
         }
     }

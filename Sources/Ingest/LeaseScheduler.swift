@@ -16,6 +16,9 @@ import StorecastWire
 /// - A worker that says READY without a stream it held restarted: it is leased the stream again.
 /// - A stream whose packager left the live list is leased again to its worker, to push to its
 ///   new owner.
+/// - A stream placed on the default packager while none was registered (ingest had not read the
+///   list yet) keeps it once that packager registers, and its origin is recorded then; if the
+///   default is not among those registered, the stream moves to one that is, as from a lost one.
 public struct LeaseScheduler: Sendable {
     public enum Action: Sendable, Equatable {
         /// Lease `stream` to `worker` (the assignment and the GOP snapshot; with `replay`, the
@@ -33,6 +36,9 @@ public struct LeaseScheduler: Sendable {
         case workerLost(worker: String, streams: [Int64])
         case draining(worker: String, stream: Int64)
         case packagerLost(stream: Int64, packager: String)
+        /// The stream's packager, the default chosen while none was registered, is now registered:
+        /// record it as the stream's origin (the API points players at it).
+        case packagerRegistered(stream: Int64, packager: String)
     }
 
     /// Where one unit goes: straight to its worker (the hot path), or actions first.
@@ -45,6 +51,8 @@ public struct LeaseScheduler: Sendable {
         var worker: String?
         var handoff = false
         var packager: String?
+        /// False while `packager` is the default, chosen with no packager registered.
+        var packagerRegistered = true
         var hadWorker = false
         var hasMedia = false
         var cost = SourceCost.unknown
@@ -70,7 +78,11 @@ public struct LeaseScheduler: Sendable {
     public func cost(of stream: Int64) -> Double { placements[stream]?.cost ?? SourceCost.unknown }
 
     /// The shell chose the stream's packager (at its first lease); kept for the session.
-    public mutating func place(_ stream: Int64, packager endpoint: String) { placements[stream, default: Placement()].packager = endpoint }
+    /// `registered`: among the registered packagers; false: the default, none being registered.
+    public mutating func place(_ stream: Int64, packager endpoint: String, registered: Bool = true) {
+        placements[stream, default: Placement()].packager = endpoint
+        placements[stream, default: Placement()].packagerRegistered = registered
+    }
 
     /// A unit of `stream`; `announced`: the stream's configuration is known (it can be leased);
     /// `handoffPoint`: a new worker can start at this unit.
@@ -115,13 +127,20 @@ public struct LeaseScheduler: Sendable {
         return actions
     }
 
-    /// Once a tick: lost packagers (with `livePackagers` known; empty: keep every placement) and
-    /// workers that missed their heartbeats.
+    /// Once a tick: lost packagers and default ones that registered (with `livePackagers` known;
+    /// empty: keep every placement), and workers that missed their heartbeats.
     public mutating func tick(now: ContinuousClock.Instant, livePackagers: Set<String>) -> [Action] {
         var actions: [Action] = []
         if !livePackagers.isEmpty {
             for id in placements.keys.sorted() {
-                guard let chosen = placements[id]?.packager, !livePackagers.contains(chosen) else { continue }
+                guard let chosen = placements[id]?.packager else { continue }
+                if livePackagers.contains(chosen) {
+                    if placements[id]?.packagerRegistered == false {
+                        placements[id]?.packagerRegistered = true
+                        actions.append(.packagerRegistered(stream: id, packager: chosen))
+                    }
+                    continue
+                }
                 placements[id]?.packager = nil
                 guard let worker = placements[id]?.worker else { continue }
                 actions.append(.packagerLost(stream: id, packager: chosen))

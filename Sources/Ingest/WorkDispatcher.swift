@@ -180,6 +180,10 @@ final class WorkDispatcher: ZMQActorBody {
             case .packagerLost(let id, let packager):
                 packagerMoves.increment()
                 logger.warning("the stream's packager is gone; moving the stream to a live one", metadata: ["stream": "\(id)", "packager": "\(packager)"])
+            case .packagerRegistered(let id, let endpoint):
+                guard let node = packagers.live.first(where: { $0.endpoint == endpoint }) else { break }
+                packagers.recordOrigin(streamID: id, node: node.id)
+                logger.info("the stream's default packager has registered; recorded as its origin", metadata: ["stream": "\(id)", "packager": "\(node.id)"])
             }
         }
     }
@@ -301,7 +305,7 @@ final class WorkDispatcher: ZMQActorBody {
         if let chosen = scheduler.packager(of: id) { return chosen }
         guard let announce = streams[id]?.cache.announce else { return packagers.fallbackEndpoint }  // leases need an announce
         let placement = packagers.placement(tenant: announce.tenant, stream: announce.streamName)
-        scheduler.place(id, packager: placement.endpoint)
+        scheduler.place(id, packager: placement.endpoint, registered: placement.node != nil)
         if let node = placement.node {
             packagers.recordOrigin(streamID: id, node: node)
             logger.info("stream placed on packager", metadata: ["stream": "\(id)", "packager": "\(node)"])

@@ -15,6 +15,8 @@ import Testing
         case unit(Int64, keyframe: Bool)
         case tick(at: Double, live: Set<String>)
         case placed(Int64, String)
+        /// Placed on the default packager, none being registered yet.
+        case placedByDefault(Int64, String)
         case ended(Int64)
         case unreachable(String)
         /// The stream's cost in slots (its size announced, its frame rate known).
@@ -66,6 +68,14 @@ import Testing
                  holders: [1: "a"]),
         Scenario(name: "no packager registered: placements stay",
                  events: joined + [.unit(1, keyframe: true), .placed(1, "tcp://pk-b"), .tick(at: 1, live: [])], from: 4, expected: [], holders: [1: "a"]),
+        Scenario(name: "a show placed on the default packager before any registered: once it registers, its origin is recorded, once, and nothing moves",
+                 events: joined + [.unit(1, keyframe: true), .placedByDefault(1, "tcp://pk-a"), .tick(at: 0.5, live: []), .tick(at: 1, live: ["tcp://pk-a"]),
+                                   .tick(at: 1.5, live: ["tcp://pk-a", "tcp://pk-b"])], from: 4,
+                 expected: [.packagerRegistered(stream: 1, packager: "tcp://pk-a")], holders: [1: "a"]),
+        Scenario(name: "a show placed on a default packager that never registers moves to one that did",
+                 events: joined + [.unit(1, keyframe: true), .placedByDefault(1, "tcp://default"), .tick(at: 1, live: ["tcp://pk-a"])], from: 4,
+                 expected: [.packagerLost(stream: 1, packager: "tcp://default"), .lease(stream: 1, worker: "a", replacing: .packagerLost, replay: true)],
+                 holders: [1: "a"]),
         Scenario(name: "a worker restarted under its id (READY without the stream) is leased it again",
                  events: joined + [.unit(1, keyframe: true), ready("a", 2)], from: 3,
                  expected: [.lease(stream: 1, worker: "a", replacing: .workerRestarted, replay: true)], holders: [1: "a"]),
@@ -133,6 +143,7 @@ import Testing
                 }
             case .tick(let t, let live): out = s.tick(now: Self.at(t), livePackagers: live)
             case .placed(let id, let endpoint): s.place(id, packager: endpoint)
+            case .placedByDefault(let id, let endpoint): s.place(id, packager: endpoint, registered: false)
             case .ended(let id): out = s.ended(stream: id)
             case .unreachable(let w): out = s.unreachable(w)
             case .weigh(let id, let cost): s.weigh(id, cost: cost)

@@ -96,16 +96,10 @@ extension MediaFastPath.Origin {
         guard let address = MediaPath(path) else { return nil }
         let key = PackageStore.key(tenant: address.tenant, stream: address.stream)
         guard gate.admitsWithoutToken(key: key) else { return nil }
-        guard let package = store.package(key), package.generation == address.generation,
-              let rendition = package.renditions[address.rendition], let resource = PlaylistURIs.resource(address.file) else { return nil }
-        let data: ArraySlice<UInt8>?, type: String
-        switch resource {
-        case .initSegment(let version): (data, type) = (rendition.initSegment(version: version)?[...], "video/mp4")
-        case .segment(let n): (data, type) = (rendition.segment(n)?.bytes[...], PackagerHTTP.segmentType)
-        case .part(let m, let i): (data, type) = (rendition.partBytes(m, i), PackagerHTTP.segmentType)
-        }
-        guard let data else { return nil }
-        let etag = PackagerHTTP.mediaETag(rendition: address.rendition, package: package, file: address.file)
+        guard let resource = PlaylistURIs.resource(address.file),
+              let (data, streamID) = store.media(key, generation: address.generation, rendition: address.rendition, resource) else { return nil }
+        let type = if case .initSegment = resource { "video/mp4" } else { PackagerHTTP.segmentType }
+        let etag = PackagerHTTP.mediaETag(rendition: address.rendition, streamID: streamID, generation: address.generation, file: address.file)
         let notModified = PackagerHTTP.matches(ifNoneMatch: ifNoneMatch, etag: etag)
         viewers.served(stream: key, session: session(), bytes: notModified ? 0 : data.count)
         return MediaAnswer(notModified: notModified, etag: etag, contentType: type, body: data)

@@ -45,6 +45,20 @@ public final class PackageStore: Sendable {
         for w in woken { w.resume() }
     }
 
+    /// Media of the hot paths (``MediaFastPath/Origin``): the bytes `resource` names in the
+    /// stream's rendition, when the package in memory is of `generation`, with the package's
+    /// stream id (its ETag). Read in place under the lock: copying the package and the rendition
+    /// out, as ``package(_:)`` does, takes and drops a reference on each of their arrays and
+    /// strings, which the event loops' threads share.
+    public func media(_ key: String, generation: String, rendition: String, _ resource: PlaylistURIs.Resource) -> (bytes: ArraySlice<UInt8>, streamID: Int64)? {
+        state.withLock { s in
+            guard let p = s.packages.index(forKey: key), s.packages.values[p].generation == generation,
+                  let r = s.packages.values[p].renditions.index(forKey: rendition),
+                  let bytes = s.packages.values[p].renditions.values[r].mediaBytes(resource) else { return nil }
+            return (bytes, s.packages.values[p].streamID)
+        }
+    }
+
     public func package(_ key: String) -> StreamPackage? {
         state.withLock { $0.packages[key] }
     }

@@ -362,7 +362,11 @@ enum PackagerHTTP {
 
     /// A media file's entity tag: the stream, its generation, the rendition and the file.
     static func mediaETag(rendition: String, package: StreamPackage, file: String) -> String {
-        "\"\(rendition)-\(package.streamID)-\(package.generation)-\(file)\""
+        mediaETag(rendition: rendition, streamID: package.streamID, generation: package.generation, file: file)
+    }
+
+    static func mediaETag(rendition: String, streamID: Int64, generation: String, file: String) -> String {
+        "\"\(rendition)-\(streamID)-\(generation)-\(file)\""
     }
 }
 

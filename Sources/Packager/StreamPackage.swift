@@ -204,7 +204,17 @@ public struct RenditionPackage: Sendable {
         partBytes(sequence, index).map(Array.init)
     }
 
-    /// The same bytes without copying them out of their segment (the hot paths write them once,
+    /// The bytes of an init segment, a segment in memory or a part, not copied out of their
+    /// segment (the hot paths write them once, into the answer).
+    public func mediaBytes(_ resource: PlaylistURIs.Resource) -> ArraySlice<UInt8>? {
+        switch resource {
+        case .initSegment(let version): initSegment(version: version)?[...]
+        case .segment(let n): segment(n)?.bytes[...]
+        case .part(let m, let i): partBytes(m, i)
+        }
+    }
+
+    /// A part's bytes without copying them out of their segment (the hot paths write them once,
     /// into the answer).
     public func partBytes(_ sequence: Int, _ index: Int) -> ArraySlice<UInt8>? {
         if let open = openParts.first(where: { $0.sequence == sequence && $0.index == index }) { return open.bytes[...] }

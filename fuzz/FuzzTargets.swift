@@ -127,6 +127,15 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             }
             precondition(made == text, "one file, two names: \(text) read as \(made)")
         }
+        // And every name the packager writes is read back: numbers from the input, below 10^18.
+        if bytes.count >= 16 {
+            let numbers = stride(from: 0, to: 16, by: 8).map { at in bytes[at..<(at + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } % 1_000_000_000_000_000_000 }
+            let (m, i) = (Int(numbers[0]), Int(numbers[1]))
+            let uris = PlaylistURIs.plain
+            precondition(PlaylistURIs.resource(uris.segment(m)) == .segment(m), "\(uris.segment(m)) not read back")
+            precondition(PlaylistURIs.resource(uris.part(m, i)) == .part(m, i), "\(uris.part(m, i)) not read back")
+            precondition(PlaylistURIs.resource(uris.initSegment(m)) == .initSegment(m), "\(uris.initSegment(m)) not read back")
+        }
     case .retryafter:
         // A tenant's webhook receiver sets Retry-After: any value is a wait of zero or more, or
         // none; whole seconds are read as given.

@@ -151,7 +151,9 @@ final class WorkDispatcher: ZMQActorBody {
     }
 
     /// Carries out the scheduler's decisions.
-    private func carryOut(_ actions: [LeaseScheduler.Action], endReason: String = "") {
+    /// `live`: the packagers the scheduler decided on (the directory is refreshed on another
+    /// thread, so a registered endpoint is looked up in the same list).
+    private func carryOut(_ actions: [LeaseScheduler.Action], endReason: String = "", live: [NodeRegistry.Node]? = nil) {
         for action in actions {
             switch action {
             case .lease(let id, let worker, let reason, let replay):
@@ -181,7 +183,7 @@ final class WorkDispatcher: ZMQActorBody {
                 packagerMoves.increment()
                 logger.warning("the stream's packager is gone; moving the stream to a live one", metadata: ["stream": "\(id)", "packager": "\(packager)"])
             case .packagerRegistered(let id, let endpoint):
-                guard let node = packagers.live.first(where: { $0.endpoint == endpoint }) else { break }
+                guard let node = (live ?? packagers.live).first(where: { $0.endpoint == endpoint }) else { break }
                 packagers.recordOrigin(streamID: id, node: node.id)
                 logger.info("the stream's default packager has registered; recorded as its origin", metadata: ["stream": "\(id)", "packager": "\(node.id)"])
             }
@@ -238,7 +240,8 @@ final class WorkDispatcher: ZMQActorBody {
 
     func tick(now: ContinuousClock.Instant) throws {
         defer { flush() }
-        carryOut(scheduler.tick(now: now, livePackagers: Set(packagers.live.map(\.endpoint))))
+        let live = packagers.live
+        carryOut(scheduler.tick(now: now, livePackagers: Set(live.map(\.endpoint))), live: live)
         renewTickets(now: now)
         // Heartbeats go once a second (schemas/wire.md), not on every 250 ms tick.
         // On a fixed 1 s grid (from the last beat, not from this tick, so the beat does not slip a

@@ -194,7 +194,7 @@ enum PackagerHTTP {
     static func media(store: PackageStore, settings: OriginSettings, request: Request, context: PackagerRequestContext, at address: RenditionAddress, file: String) async throws -> Response {
         let (key, name) = (try streamKey(context), address.rendition)
         guard let resource = PlaylistURIs.resource(file) else {
-            throw HTTPError(.badRequest, message: "Media names look like init.mp4, init-<version>.mp4, seg-<msn>.m4s or part-<msn>.<part>.m4s.")
+            throw HTTPError(.badRequest, message: "Media names look like init.mp4, init-<version>.mp4, seg-<msn>.m4s or part-<msn>.<part>.m4s, numbers in decimal without a sign or leading zeros; use the names the media playlist lists.")
         }
         let deadline = ContinuousClock.now + settings.blockTimeout
         while true {

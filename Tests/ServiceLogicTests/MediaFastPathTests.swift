@@ -12,7 +12,7 @@ import Testing
         ("/live/shop/launch/360p/part-12.3.m4s", nil),  // directly under the stream (no generation): revalidated, the router's
         ("/live/shop/launch/mwy5yauf/360p/", nil),
         ("/live/shop/../mwy5yauf/360p/seg-1.m4s", nil),
-        ("/live/shop/launch/mwy5yauf/360p/seg%2D1.m4s", nil),  // an escape: the router decodes
+        ("/live/shop/launch/mwy5yauf/360p/seg%2D1.m4s", nil),  // an escape: the router's (it does not decode path parameters; its answer is 400)
         ("/live//launch/mwy5yauf/360p/seg-1.m4s", nil),
         ("/play/shop/launch/mwy5yauf/360p/seg-1.m4s", nil),
         ("/live/shop/launch/mwy5yauf/360p/seg-1.m4s/x", nil),

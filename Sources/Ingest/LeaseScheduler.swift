@@ -36,9 +36,9 @@ public struct LeaseScheduler: Sendable {
         case workerLost(worker: String, streams: [Int64])
         case draining(worker: String, stream: Int64)
         case packagerLost(stream: Int64, packager: String)
-        /// The stream's packager, the default chosen while none was registered, is now registered:
-        /// record it as the stream's origin (the API points players at it).
-        case packagerRegistered(stream: Int64, packager: String)
+        /// The stream's packager, the default chosen while none was registered, is now registered
+        /// as `node`: record it as the stream's origin (the API points players at it).
+        case packagerRegistered(stream: Int64, node: String)
     }
 
     /// Where one unit goes: straight to its worker (the hot path), or actions first.
@@ -80,8 +80,9 @@ public struct LeaseScheduler: Sendable {
     /// The shell chose the stream's packager (at its first lease); kept for the session.
     /// `registered`: among the registered packagers; false: the default, none being registered.
     public mutating func place(_ stream: Int64, packager endpoint: String, registered: Bool = true) {
-        placements[stream, default: Placement()].packager = endpoint
-        placements[stream, default: Placement()].packagerRegistered = registered
+        var placement = placements[stream] ?? Placement()
+        (placement.packager, placement.packagerRegistered) = (endpoint, registered)
+        placements[stream] = placement
     }
 
     /// A unit of `stream`; `announced`: the stream's configuration is known (it can be leased);
@@ -127,17 +128,18 @@ public struct LeaseScheduler: Sendable {
         return actions
     }
 
-    /// Once a tick: lost packagers and default ones that registered (with `livePackagers` known;
-    /// empty: keep every placement), and workers that missed their heartbeats.
-    public mutating func tick(now: ContinuousClock.Instant, livePackagers: Set<String>) -> [Action] {
+    /// Once a tick: lost packagers and default ones that registered (with `livePackagers` known,
+    /// each endpoint with its node id; empty: keep every placement), and workers that missed
+    /// their heartbeats.
+    public mutating func tick(now: ContinuousClock.Instant, livePackagers: [String: String]) -> [Action] {
         var actions: [Action] = []
         if !livePackagers.isEmpty {
             for id in placements.keys.sorted() {
                 guard let chosen = placements[id]?.packager else { continue }
-                if livePackagers.contains(chosen) {
+                if let node = livePackagers[chosen] {
                     if placements[id]?.packagerRegistered == false {
                         placements[id]?.packagerRegistered = true
-                        actions.append(.packagerRegistered(stream: id, packager: chosen))
+                        actions.append(.packagerRegistered(stream: id, node: node))
                     }
                     continue
                 }

@@ -151,9 +151,7 @@ final class WorkDispatcher: ZMQActorBody {
     }
 
     /// Carries out the scheduler's decisions.
-    /// `live`: the packagers the scheduler decided on (the directory is refreshed on another
-    /// thread, so a registered endpoint is looked up in the same list).
-    private func carryOut(_ actions: [LeaseScheduler.Action], endReason: String = "", live: [NodeRegistry.Node]? = nil) {
+    private func carryOut(_ actions: [LeaseScheduler.Action], endReason: String = "") {
         for action in actions {
             switch action {
             case .lease(let id, let worker, let reason, let replay):
@@ -182,10 +180,9 @@ final class WorkDispatcher: ZMQActorBody {
             case .packagerLost(let id, let packager):
                 packagerMoves.increment()
                 logger.warning("the stream's packager is gone; moving the stream to a live one", metadata: ["stream": "\(id)", "packager": "\(packager)"])
-            case .packagerRegistered(let id, let endpoint):
-                guard let node = (live ?? packagers.live).first(where: { $0.endpoint == endpoint }) else { break }
-                packagers.recordOrigin(streamID: id, node: node.id)
-                logger.info("the stream's default packager has registered; recorded as its origin", metadata: ["stream": "\(id)", "packager": "\(node.id)"])
+            case .packagerRegistered(let id, let node):
+                packagers.recordOrigin(streamID: id, node: node)
+                logger.info("the stream's default packager has registered; recorded as its origin", metadata: ["stream": "\(id)", "packager": "\(node)"])
             }
         }
     }
@@ -240,8 +237,9 @@ final class WorkDispatcher: ZMQActorBody {
 
     func tick(now: ContinuousClock.Instant) throws {
         defer { flush() }
-        let live = packagers.live
-        carryOut(scheduler.tick(now: now, livePackagers: Set(live.map(\.endpoint))), live: live)
+        // A misconfiguration that gives two nodes one endpoint records the first one's id.
+        let live = Dictionary(packagers.live.map { ($0.endpoint, $0.id) }, uniquingKeysWith: { first, _ in first })
+        carryOut(scheduler.tick(now: now, livePackagers: live))
         renewTickets(now: now)
         // Heartbeats go once a second (schemas/wire.md), not on every 250 ms tick.
         // On a fixed 1 s grid (from the last beat, not from this tick, so the beat does not slip a

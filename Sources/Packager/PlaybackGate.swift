@@ -51,11 +51,7 @@ public final class PlaybackGate: Sendable {
     /// wait, no query): without a database every stream is public; otherwise only a public
     /// stream read within the cache's age. False is "not known here", not a refusal: the
     /// caller then asks ``authorize(tenant:stream:token:)``.
-    public func admitsWithoutToken(tenant: String, stream: String) -> Bool {
-        admitsWithoutToken(key: PackageStore.key(tenant: tenant, stream: stream))
-    }
-
-    /// The same for the stream's ``PackageStore/key(tenant:stream:)``.
+    /// `key`: the stream's ``PackageStore/key(tenant:stream:)``.
     public func admitsWithoutToken(key: String) -> Bool {
         guard store != nil else { return true }
         let t = now()

@@ -25,7 +25,7 @@ public struct PlaylistURIs: Sendable {
         return name.withUTF8 { resource(bytes: $0[...]) }
     }
 
-    static func resource(bytes name: Slice<UnsafeBufferPointer<UInt8>>) -> Resource? {
+    private static func resource(bytes name: Slice<UnsafeBufferPointer<UInt8>>) -> Resource? {
         func number(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
             guard !digits.isEmpty, digits.count <= 18, digits.count == 1 || digits.first != UInt8(ascii: "0") else { return nil }
             var n = 0

@@ -71,7 +71,7 @@ import Testing
         Scenario(name: "a show placed on the default packager before any registered: once it registers, its origin is recorded, once, and nothing moves",
                  events: joined + [.unit(1, keyframe: true), .placedByDefault(1, "tcp://pk-a"), .tick(at: 0.5, live: []), .tick(at: 1, live: ["tcp://pk-a"]),
                                    .tick(at: 1.5, live: ["tcp://pk-a", "tcp://pk-b"])], from: 4,
-                 expected: [.packagerRegistered(stream: 1, packager: "tcp://pk-a")], holders: [1: "a"]),
+                 expected: [.packagerRegistered(stream: 1, node: "pk-a")], holders: [1: "a"]),
         Scenario(name: "a show placed on a default packager that never registers moves to one that did",
                  events: joined + [.unit(1, keyframe: true), .placedByDefault(1, "tcp://default"), .tick(at: 1, live: ["tcp://pk-a"])], from: 4,
                  expected: [.packagerLost(stream: 1, packager: "tcp://default"), .lease(stream: 1, worker: "a", replacing: .packagerLost, replay: true)],
@@ -141,7 +141,8 @@ import Testing
                 case .forward(let w): forwarded[id] = w
                 case .act(let a): out = a
                 }
-            case .tick(let t, let live): out = s.tick(now: Self.at(t), livePackagers: live)
+            case .tick(let t, let live):  // each endpoint's node id: the endpoint without its scheme
+                out = s.tick(now: Self.at(t), livePackagers: Dictionary(uniqueKeysWithValues: live.map { ($0, String($0.dropFirst("tcp://".count))) }))
             case .placed(let id, let endpoint): s.place(id, packager: endpoint)
             case .placedByDefault(let id, let endpoint): s.place(id, packager: endpoint, registered: false)
             case .ended(let id): out = s.ended(stream: id)

@@ -32,6 +32,8 @@ swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-na
     "$build/src/"*.swift fuzz/FuzzTargets.swift -o "$build/storecast-fuzz" 2>&1 | grep -v "Cannot export local symbol" || true
 [[ -x "$build/storecast-fuzz" ]] || { echo "fuzz: build failed" >&2; exit 1; }
 
+# Allocations Foundation keeps for the process's life are not leaks of ours (fuzz/lsan.supp).
+export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 status=0
 for t in "${targets[@]}"; do
     mkdir -p "fuzz/regressions/$t" "$build/corpus/$t"

@@ -38,6 +38,10 @@ public struct WebhookRetryPolicy: Sendable {
     public static func retryAfter(_ value: String, now: Date) -> Duration? {
         let text = value.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) { return .seconds(Int(text) ?? Int.max / 2) }
+        // An HTTP-date is short printable ASCII. Anything else never reaches Foundation's
+        // DateFormatter, which stops the process on some non-ASCII text (a combining mark in
+        // "Sun Nov  6 08:\u{33C}37 14": "Incorrect range CFRange"; found by fuzz/run.sh).
+        guard text.utf8.count <= maximumHTTPDateBytes, text.utf8.allSatisfy({ (32...126).contains($0) }) else { return nil }
         for format in httpDateFormats {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -47,6 +51,9 @@ public struct WebhookRetryPolicy: Sendable {
         }
         return nil
     }
+
+    /// The longest HTTP-date read (RFC 850's longest is 33 bytes).
+    static let maximumHTTPDateBytes = 64
 
     /// IMF-fixdate, RFC 850 and asctime (RFC 9110 5.6.7).
     static let httpDateFormats = ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy"]

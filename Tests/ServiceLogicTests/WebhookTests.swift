@@ -66,6 +66,7 @@ import Testing
         ("Sun, 06 Nov 1994 08:00:00 GMT", .seconds(0)),             // already past: no wait
         ("99999999999999999999999", .seconds(Int.max / 2)),         // too large to count: a long wait, capped by the policy
         ("-5", nil), ("1.5", nil), ("soon", nil), ("", nil), ("Sun, 06 Nov 1994 08:49:57 PST", nil),
+        ("Sun Nov  6 08:\u{33C}37 14", nil),                         // a combining mark: Foundation's DateFormatter stopped the process on it
     ]
 
     @Test(arguments: retryAfters.indices)

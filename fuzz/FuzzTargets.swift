@@ -7,7 +7,7 @@
 import Foundation
 
 enum FuzzTarget: String, CaseIterable {
-    case chunk, amf0, flv, avc, hevc, aac, wire, handshake, path, httphead, retryafter, mediapath
+    case chunk, amf0, flv, avc, hevc, aac, wire, handshake, path, httphead, retryafter, mediapath, acceptencoding
 }
 
 let selected: FuzzTarget = {
@@ -136,6 +136,16 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             precondition(PlaylistURIs.resource(uris.part(m, i)) == .part(m, i), "\(uris.part(m, i)) not read back")
             precondition(PlaylistURIs.resource(uris.initSegment(m)) == .initSegment(m), "\(uris.initSegment(m)) not read back")
         }
+    case .acceptencoding:
+        // Any client's Accept-Encoding decides whether its playlists go in gzip (AcceptEncoding):
+        // an item that names another coding changes nothing, gzip listed first is taken, gzip
+        // refused first is not, and a weight read is one of RFC 9110's, 0 to 1.
+        let text = String(decoding: bytes.prefix(512), as: UTF8.self)
+        let accepts = AcceptEncoding.acceptsGzip(text)
+        precondition(AcceptEncoding.acceptsGzip(text + ", identity") == accepts, "another coding after \(text) changed the answer")
+        precondition(AcceptEncoding.acceptsGzip("gzip, " + text), "gzip first, then \(text), not taken")
+        precondition(!AcceptEncoding.acceptsGzip("gzip;q=0, " + text), "gzip refused first, then \(text), taken")
+        if let q = AcceptEncoding.qValue(Substring(text)) { precondition((0...1).contains(q), "a weight of \(q) from \(text)") }
     case .retryafter:
         // A tenant's webhook receiver sets Retry-After: any value is a wait of zero or more, or
         // none; whole seconds are read as given.

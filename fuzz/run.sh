@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(chunk amf0 flv avc hevc aac wire handshake path httphead retryafter mediapath)
+((${#targets[@]})) || targets=(chunk amf0 flv avc hevc aac wire handshake path httphead retryafter mediapath acceptencoding)
 
 build=".build/fuzz"
 mkdir -p "$build/src"
@@ -27,6 +27,8 @@ cp Sources/Packager/HTTP1RequestHead.swift "$build/src/Packager_HTTP1RequestHead
 # Its readers of a media request's path and file name (no imports), which every answer of the hot paths runs.
 cp Sources/Packager/MediaPath.swift "$build/src/Packager_MediaPath.swift"
 cp Sources/Packager/PlaylistURIs.swift "$build/src/Packager_PlaylistURIs.swift"
+# Its reader of a client's Accept-Encoding (no imports): whether that client's playlists go in gzip.
+cp Sources/Packager/AcceptEncoding.swift "$build/src/Packager_AcceptEncoding.swift"
 echo "fuzz: building ($(ls "$build/src" | wc -l) files, -sanitize=fuzzer,address)"
 swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -module-name StorecastFuzz \
     "$build/src/"*.swift fuzz/FuzzTargets.swift -o "$build/storecast-fuzz" 2>&1 | grep -v "Cannot export local symbol" || true

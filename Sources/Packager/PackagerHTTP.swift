@@ -318,9 +318,20 @@ enum PackagerHTTP {
         bytes(Array(text.utf8), type: "text/html; charset=utf-8", cache: "no-cache")
     }
 
-    /// A playlist with a content ETag; a matching If-None-Match gets 304 and no body.
+    /// A playlist with a content ETag, in gzip when the client accepts it (``PlaylistEncoding``);
+    /// a matching If-None-Match gets 304 and no body. `Vary: Accept-Encoding` tells caches (a CDN)
+    /// to keep the two apart.
     private static func playlist(_ rendered: PlaylistRenderCache.Rendered, request: Request, cache: String) -> Response {
-        notModified(request, etag: rendered.etag, cache: cache) ?? bytes(rendered.bytes, type: playlistType, cache: cache, etag: rendered.etag)
+        let gzipped = AcceptEncoding.acceptsGzip(request.headers[.acceptEncoding]) ? rendered.gzipped : nil
+        let (body, etag) = gzipped ?? (rendered.bytes, rendered.etag)
+        var headers = fields(type: playlistType, cache: cache, etag: etag)
+        headers[.vary] = "Accept-Encoding"
+        if var answer = notModified(request, etag: etag, cache: cache) {
+            answer.headers[.vary] = "Accept-Encoding"
+            return answer
+        }
+        if gzipped != nil { headers[.contentEncoding] = "gzip" }
+        return bytes(body, headers: headers)
     }
 
     /// Whether an If-None-Match field names `etag` (a list of tags, comma-separated).

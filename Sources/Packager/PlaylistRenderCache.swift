@@ -9,11 +9,19 @@ final class PlaylistRenderCache: Sendable {
     struct Rendered: Sendable {
         let bytes: [UInt8]
         let etag: String
+        /// The same playlist in gzip, made once with the rendering (``PlaylistEncoding``), with an
+        /// ETag of its own: it is another representation (RFC 9110 8.8.3). Nil when gzip would
+        /// not make it smaller.
+        let gzipped: (bytes: [UInt8], etag: String)?
 
         init(_ text: String) {
-            bytes = Array(text.utf8)
-            etag = ETag.of(bytes)
+            let bytes = Array(text.utf8), etag = ETag.of(bytes)
+            (self.bytes, self.etag) = (bytes, etag)
+            gzipped = PlaylistEncoding.gzip(bytes).map { ($0, String(etag.dropLast()) + "-gzip\"") }
         }
+
+        /// What it weighs in the cache.
+        var size: Int { bytes.count + (gzipped?.bytes.count ?? 0) }
     }
 
     private struct State {
@@ -44,14 +52,14 @@ final class PlaylistRenderCache: Sendable {
         state.withLock { s in
             if let old = s.entries[key] {
                 guard old.version < version else { return }  // a newer one is already here
-                s.bytes -= old.rendered.bytes.count
+                s.bytes -= old.rendered.size
             }
-            if s.bytes + rendered.bytes.count > capacityBytes {
+            if s.bytes + rendered.size > capacityBytes {
                 s.entries.removeAll(keepingCapacity: true)
                 s.bytes = 0
             }
             s.entries[key] = (version, rendered)
-            s.bytes += rendered.bytes.count
+            s.bytes += rendered.size
         }
         return rendered
     }

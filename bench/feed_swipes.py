@@ -31,7 +31,8 @@ if (v.storecastStalls === undefined) {
   v.addEventListener('waiting', () => { if (v.storecastPlayed && !v.paused) v.storecastStalls++; });
 }
 const h = f.hlsOf(s);
-return [s, v.storecastStalls, h ? h.latency : null, v.currentTime];
+const level = h && h.levels ? h.levels[h.currentLevel] : null;
+return [s, v.storecastStalls, h ? h.latency : null, v.currentTime, level ? level.height : null];
 """
 
 PROBE_JS = """
@@ -100,6 +101,7 @@ def main():
                                "stalls": (last[1] - first[1]) if first and last else None,
                                "latency_p50_s": round(pct(latencies, 50), 2) if latencies else None,
                                "advanced_s": round(last[3] - first[3], 2) if first and last else None,
+                               "height_at_first_frame": first[4] if first else None, "height_after": last[4] if last else None,
                                "playing_kbit_s": round(rates[0] * 8 / 1000) if rates[0] is not None else None,
                                "waiting_kbit_s": round(rates[1] * 8 / 1000) if rates[1] is not None else None,
                                "waiting_playlists_kbit_s": round(rates[2] * 8 / 1000) if rates[2] is not None else None})

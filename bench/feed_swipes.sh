@@ -5,16 +5,17 @@
 # preloaded show) and a swipe back up (to a show whose player was destroyed), each show then
 # watched WATCH seconds for stalls.
 #   bench/feed_swipes.sh [ROUNDS] [WATCH]      (default 5 rounds, 6 s)
+#   SIZE=854x480 RUNGS=480p,360p bench/feed_swipes.sh …   (a ladder of two renditions)
 # Needs: ffmpeg postgresql chromium chromium-driver (apt); hls.js from deploy/local/test-tools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS="${1:-5}"; WATCH="${2:-6}"
+ROUNDS="${1:-5}"; WATCH="${2:-6}"; SIZE="${SIZE:-426x240}"
 out="bench/out"; mkdir -p "$out"
 [[ -f .build/test-tools/hls.js ]] || { echo "no .build/test-tools/hls.js: run deploy/local/test-tools.sh first" >&2; exit 1; }
 if [[ -z "${SKIP_BUILD:-}" ]]; then swift build -c release >&2; fi
 run="$PWD/$out/feed-swipes-run"; rm -rf "$run"
 .build/release/storecast dev --run-directory "$run" --https-port 0 --postgres-port 55435 --rtmp-port 19354 --http-port 18082 --api-port 18090 \
-    --metrics-port 19102 --zmq-base-port 19391 --rungs 360p --preset veryfast --hlsjs-file "$PWD/.build/test-tools/hls.js" \
+    --metrics-port 19102 --zmq-base-port 19391 --rungs "${RUNGS:-360p}" --preset veryfast --hlsjs-file "$PWD/.build/test-tools/hls.js" \
     > "$out/feed-swipes-dev.log" 2>&1 & dev=$!
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; kill $dev 2>/dev/null || true; wait $dev 2>/dev/null || true; }
@@ -25,7 +26,7 @@ database=$(awk '/Database:/ {print $2}' "$out/feed-swipes-dev.log")
 for show in alpha bravo charlie; do
     key=$(.build/release/storecast stream create demo "$show-$(date +%s)" --database "$database" | awk '/stream key/ {print $NF}')
     [[ -n "$key" ]] || { echo "could not create a stream in $database" >&2; exit 1; }
-    ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=426x240:rate=30 -f lavfi -i sine=frequency=440:sample_rate=44100 \
+    ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=$SIZE:rate=30 -f lavfi -i sine=frequency=440:sample_rate=44100 \
         -c:v libx264 -preset ultrafast -tune zerolatency -g 60 -c:a aac -b:a 64k -f flv "rtmp://127.0.0.1:19354/live/$key" </dev/null >/dev/null 2>&1 &
     pids+=($!)
     sleep 1.5

@@ -146,6 +146,9 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         precondition(AcceptEncoding.acceptsGzip("gzip, " + text), "gzip first, then \(text), not taken")
         precondition(!AcceptEncoding.acceptsGzip("gzip;q=0, " + text), "gzip refused first, then \(text), taken")
         if let q = AcceptEncoding.qValue(Substring(text)) { precondition((0...1).contains(q), "a weight of \(q) from \(text)") }
+        // Codings and the q parameter are case-insensitive: ASCII letters in upper case read the same.
+        let upper = String(decoding: Array(text.utf8).map { (97...122).contains($0) ? $0 - 32 : $0 }, as: UTF8.self)
+        precondition(AcceptEncoding.acceptsGzip(upper) == accepts, "\(text) and \(upper) read differently")
     case .retryafter:
         // A tenant's webhook receiver sets Retry-After: any value is a wait of zero or more, or
         // none; whole seconds are read as given.

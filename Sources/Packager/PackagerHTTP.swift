@@ -334,9 +334,16 @@ enum PackagerHTTP {
         return bytes(body, headers: headers)
     }
 
-    /// Whether an If-None-Match field names `etag` (a list of tags, comma-separated).
+    /// Whether an If-None-Match field names `etag` (a list of tags, comma-separated, or `*`), by
+    /// the weak comparison RFC 9110 13.1.2 asks for: a cache or CDN that changed the answer (a
+    /// CDN recompressing) hands on the tag as `W/"…"`, which still names this version.
     static func matches(ifNoneMatch field: String?, etag: String) -> Bool {
-        field?.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag } ?? false
+        guard let field else { return false }
+        let opaque = { (tag: Substring) in tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
+        return field.split(separator: ",").contains { item in
+            let tag = item.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || opaque(Substring(tag)) == opaque(Substring(etag))
+        }
     }
 
     /// 304 when the request's If-None-Match names `etag`.

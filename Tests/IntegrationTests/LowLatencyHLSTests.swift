@@ -10,7 +10,7 @@ import Testing
     /// ETag, `Vary: Accept-Encoding` for caches and a length that is the gzip's; the same text
     /// once undone (by gzip itself); as it is to a client that does not accept it, or refuses it
     /// with q=0; and a revalidation of the gzip's ETag gets 304.
-    static func playlistsGoInGzipToClientsThatAcceptIt(stack: StorecastStack, path: String) async throws {
+    static func playlistsGoInGzipToClientsThatAcceptIt(stack: StorecastStack, path: String, master: String) async throws {
         let port = try #require(URL(string: stack.playbackBase)?.port)
         // Three reloads of the playlist (a part may come out between them).
         let plain = try #require(await TestEnvironment.streamedGet(port: port, path: path))
@@ -26,12 +26,33 @@ import Testing
         #expect(unzipped.hasPrefix("#EXTM3U\n") && unzipped.contains("#EXT-X-PART-INF"), "\(unzipped)")
         #expect(text.hasPrefix(String(unzipped.prefix(200))) || unzipped.hasPrefix(String(text.prefix(200))), "the same playlist:\n\(text)\n---\n\(unzipped)")
         print("LowLatencyHLSTests: a media playlist of \(plain.body.count) bytes goes as \(zipped.body.count) in gzip")
-        #expect(zipped.body.count < plain.body.count, "gzip makes a playlist smaller (this one is young; a full one is a sixth, PlaylistEncodingTests): \(zipped.body.count) of \(plain.body.count)")
+        #expect(zipped.body.count < plain.body.count, "gzip makes a playlist smaller (this one is young; a longer one a quarter or less, PlaylistEncodingTests): \(zipped.body.count) of \(plain.body.count)")
         let etag = try #require(zipped.headers["etag"]), plainTag = try #require(plain.headers["etag"])
         #expect(etag != plainTag, "each representation has its own ETag: \(etag)")
         let again = try #require(await TestEnvironment.streamedGet(port: port, path: path, headers: ["Accept-Encoding": "gzip", "If-None-Match": etag]))
         #expect(again.status == 304 || again.headers["etag"] != etag, "the gzip's ETag revalidates: \(again.status) \(again.headers)")
         if again.status == 304 { #expect(again.headers["vary"] == "Accept-Encoding" && again.body.isEmpty, "\(again.headers)") }
+
+        // The multivariant playlist does not change while the show is live: each representation's
+        // ETag revalidates only that representation. A client holding one that now asks for the
+        // other gets the other in full, never a 304 for bytes it does not have.
+        let masterPlain = try #require(await TestEnvironment.streamedGet(port: port, path: master))
+        let masterZipped = try #require(await TestEnvironment.streamedGet(port: port, path: master, headers: ["Accept-Encoding": "gzip"]))
+        let (plainMasterTag, zippedMasterTag) = (try #require(masterPlain.headers["etag"]), try #require(masterZipped.headers["etag"]))
+        #expect(masterZipped.headers["content-encoding"] == "gzip" && plainMasterTag != zippedMasterTag, "\(masterZipped.headers)")
+        #expect(masterZipped.headers["content-length"] == "\(masterZipped.body.count)" && masterPlain.headers["content-length"] == "\(masterPlain.body.count)")
+        #expect(try Self.gunzip(masterZipped.body) == masterPlain.body, "the gzip of the same multivariant playlist")
+        let rows: [(encoding: String?, tag: String, status: Int, gzip: Bool)] = [
+            ("gzip", zippedMasterTag, 304, true), (nil, plainMasterTag, 304, false),
+            ("gzip", plainMasterTag, 200, true), (nil, zippedMasterTag, 200, false), ("gzip", "W/" + zippedMasterTag, 304, true),
+        ]
+        for row in rows {
+            var headers = ["If-None-Match": row.tag]
+            if let encoding = row.encoding { headers["Accept-Encoding"] = encoding }
+            let answer = try #require(await TestEnvironment.streamedGet(port: port, path: master, headers: headers))
+            #expect(answer.status == row.status && answer.headers["etag"] == (row.gzip ? zippedMasterTag : plainMasterTag), "\(row): \(answer.status) \(answer.headers)")
+            if row.status == 200 { #expect(answer.body == (row.gzip ? masterZipped.body : masterPlain.body), "\(row): the whole playlist") }
+        }
     }
 
     /// `bytes` undone by gzip (the command), as a client would.
@@ -117,7 +138,7 @@ import Testing
         let revalidated = await TestEnvironment.httpExchange("\(base)/index.m3u8", headers: ["If-None-Match": etag])
         #expect(revalidated?.status == 304 || revalidated.map { Self.text($0) != playlist } == true, "unchanged playlist answers 304")
 
-        try await Self.playlistsGoInGzipToClientsThatAcceptIt(stack: stack, path: "\(URL(string: base)!.path)/index.m3u8")
+        try await Self.playlistsGoInGzipToClientsThatAcceptIt(stack: stack, path: "\(URL(string: base)!.path)/index.m3u8", master: "\(URL(string: stream)!.path)/master.m3u8")
 
         // Blocking reload for the hinted part: held until it exists, then listed; no-store.
         let (hint, lastComplete) = Self.edge(playlist)

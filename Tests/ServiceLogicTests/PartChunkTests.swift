@@ -306,8 +306,16 @@ import Testing
     }
 
     @Test func startsOverWhenFull() {
+        // Bodies gzip cannot shrink, so no gzip is kept: 30 bytes each.
         let cache = PlaylistRenderCache(capacityBytes: 100)
-        for i in 0..<5 { _ = cache.playlist("key\(i)", version: 1) { String(repeating: "x", count: 30) } }
+        for i in 0..<5 { _ = cache.playlist("key\(i)", version: 1) { "abcdefghijklmnopqrstuvwxyz0123" } }
         #expect(cache.count == 2, "3 × 30 bytes fit, the 4th starts over, the 5th joins it")
+        // A body gzip shrinks weighs its gzip too: 30 bytes of x and their gzip do not fit twice in 100.
+        let compressible = String(repeating: "x", count: 30)
+        let size = PlaylistRenderCache.Rendered(compressible).size
+        #expect(size > 50 && size < 60, "30 bytes and a gzip of about 23: \(size)")
+        let zipped = PlaylistRenderCache(capacityBytes: 100)
+        for i in 0..<3 { _ = zipped.playlist("key\(i)", version: 1) { compressible } }
+        #expect(zipped.count == 1, "each rendering with its gzip starts the cache over")
     }
 }

@@ -41,7 +41,6 @@ enum AcceptEncoding {
         if first == zero + 1 { return value == 0 ? 1 : nil }
         return Double(value) / Double(scale)
     }
-
 }
 
 private extension Substring {

@@ -324,14 +324,11 @@ enum PackagerHTTP {
     private static func playlist(_ rendered: PlaylistRenderCache.Rendered, request: Request, cache: String) -> Response {
         let gzipped = AcceptEncoding.acceptsGzip(request.headers[.acceptEncoding]) ? rendered.gzipped : nil
         let (body, etag) = gzipped ?? (rendered.bytes, rendered.etag)
-        var headers = fields(type: playlistType, cache: cache, etag: etag)
-        headers[.vary] = "Accept-Encoding"
-        if var answer = notModified(request, etag: etag, cache: cache) {
-            answer.headers[.vary] = "Accept-Encoding"
-            return answer
-        }
-        if gzipped != nil { headers[.contentEncoding] = "gzip" }
-        return bytes(body, headers: headers)
+        var answer = notModified(request, etag: etag, cache: cache)
+            ?? bytes(body, headers: fields(type: playlistType, cache: cache, etag: etag))
+        answer.headers[.vary] = "Accept-Encoding"
+        if gzipped != nil, answer.status == .ok { answer.headers[.contentEncoding] = "gzip" }
+        return answer
     }
 
     /// Whether an If-None-Match field names `etag` (a list of tags, comma-separated, or `*`), by
@@ -340,9 +337,10 @@ enum PackagerHTTP {
     static func matches(ifNoneMatch field: String?, etag: String) -> Bool {
         guard let field else { return false }
         let opaque = { (tag: Substring) in tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
+        let wanted = opaque(Substring(etag))
         return field.split(separator: ",").contains { item in
             let tag = item.trimmingCharacters(in: .whitespaces)
-            return tag == "*" || opaque(Substring(tag)) == opaque(Substring(etag))
+            return tag == "*" || opaque(Substring(tag)) == wanted
         }
     }
 

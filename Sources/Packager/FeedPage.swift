@@ -5,8 +5,9 @@
 ///   still, then video.
 /// - At most two players are alive: the show on screen, playing, and the next one, preloaded
 ///   (playlist, init segments and its first part or so fetched, paused, and kept within a second
-///   of the live edge while it waits). A show swiped away has its player destroyed, and its
-///   requests stop.
+///   of the live edge while it waits). The next show's preload starts once the show on screen
+///   shows its first frame, so a show started cold has the link to itself. A show swiped away
+///   has its player destroyed, and its requests stop.
 /// - The feed is read again every 5 s (it is cacheable for 5 s): ended shows drop out without a
 ///   reload, and new ones join at the end.
 /// - Each player rides out faults as the player page's does (``PlayerPage/liveWatchdogScript``):
@@ -146,16 +147,12 @@ enum FeedPage {
 
         function startPlayer(show, play) {
           let p = players.get(show.stream);
-          // A show swiped back into the next slot was playing: it is swiped away like any other
-          // (destroyed, its requests stop) and preloaded again from its live edge, not left
-          // playing off screen.
-          if (p && p.playing && !play) { stopPlayer(show.stream); p = null; }
           if (!p) {
             const video = document.createElement('video');
             video.muted = true; video.playsInline = true; video.preload = 'auto';
             video.style.opacity = '0';
             slides.get(show.stream).el.insertBefore(video, slides.get(show.stream).el.querySelector('.meta'));
-            p = { video, hls: null, stream: show.stream, catchUp: null, watch: null, fresh: null, playing: false };
+            p = { video, hls: null, stream: show.stream, catchUp: null, watch: null, fresh: null, playing: false, shown: false, onShown: null };
             if (useHlsJS) { attachHls(p, show.playbackUrl, play); p.watch = watch(p, show.playbackUrl); if (!play) p.fresh = keepAtLiveEdge(p); } else video.src = show.playbackUrl;
             players.set(show.stream, p);
             followCards(p);
@@ -165,7 +162,7 @@ enum FeedPage {
             p.playing = true;
             clearInterval(p.fresh);
             if (p.hls) { p.hls.config.maxBufferLength = 4; p.hls.config.maxMaxBufferLength = 30; }
-            const shown = () => { p.video.style.opacity = '1'; };
+            const shown = () => { p.video.style.opacity = '1'; p.shown = true; if (p.onShown) p.onShown(); };
             if ('requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(shown); else p.video.addEventListener('playing', shown, { once: true });
             p.video.play().catch(() => {});
           }
@@ -191,8 +188,30 @@ enum FeedPage {
           // At most two players: the show on screen and the next; every other one goes first.
           const keep = shows.slice(index, index + 2).map(s => s.stream);
           for (const stream of [...players.keys()]) if (!keep.includes(stream)) stopPlayer(stream);
-          if (shows[index]) startPlayer(shows[index], true);
-          if (shows[index + 1]) startPlayer(shows[index + 1], false);
+          const current = shows[index] ? startPlayer(shows[index], true) : null;
+          const next = shows[index + 1];
+          if (next) {
+            // A show swiped back into the next slot was playing: it is swiped away like any other
+            // (destroyed, its requests stop) and preloaded again, from its live edge.
+            if (players.has(next.stream) && players.get(next.stream).playing) stopPlayer(next.stream);
+            if (!current || current.shown || players.has(next.stream)) startPlayer(next, false);
+            else preloadOnceShown(current);
+          }
+        }
+
+        // The next show is preloaded once the show on screen has shown its first frame (or after
+        // 1.5 s, if it shows none), not beside its start: a show started cold (swiped back to, or
+        // the first) then has the connection and the device to itself for its first frame.
+        let preloadTimer = null;
+        function preloadOnceShown(current) {
+          clearTimeout(preloadTimer);
+          const preload = () => {
+            clearTimeout(preloadTimer); current.onShown = null;
+            if (players.get(current.stream) !== current || !shows[index] || shows[index].stream !== current.stream) return;
+            if (shows[index + 1]) startPlayer(shows[index + 1], false);
+          };
+          current.onShown = () => setTimeout(preload, 0);  // after the frame's other callbacks
+          preloadTimer = setTimeout(preload, 1500);
         }
 
         function go(step) {
@@ -207,7 +226,7 @@ enum FeedPage {
           // since it was loaded, less the frame's media time (hls.js's own latency is cached).
           const record = (now, meta) => {
             const d = p.hls && p.hls.latestLevelDetails, at = meta ? meta.mediaTime : p.video.currentTime;
-            window.storecastFeed.swipes.push({ from, to: next.stream, ms: performance.now() - t0, behind: d ? d.edge + d.age - at : null });
+            window.storecastFeed.swipes.push({ from, to: next.stream, at: t0, ms: performance.now() - t0, behind: d ? d.edge + d.age - at : null });
           };
           if (p && 'requestVideoFrameCallback' in p.video) p.video.requestVideoFrameCallback(record);
           else if (p) p.video.addEventListener('playing', () => record(), { once: true });

@@ -168,6 +168,18 @@ import Testing
         #expect(preloadedAgain, "after a swipe back, charlie plays and bravo waits in the next slot with a new player: \(s["players"] ?? "?"), destroyed \(s["destroyed"] ?? "?")")
         // Paused throughout, and nothing of it played (its time is only moved to the live edge).
         #expect(bravo.allSatisfy { $0.paused && $0.played == 0 }, "bravo's video does not play in the next slot: \(bravo)")
+        // charlie, started cold, had the link to itself: bravo's new player sent its first
+        // request once charlie showed its first frame.
+        if let back = (s["swipes"] as? [[String: Any]])?.last, back["to"] as? String == "charlie",
+           let at = back["at"] as? Double, let ms = back["ms"] as? Double,
+           let destroyedAt = (s["destroyed"] as? [[String: Any]])?.last(where: { $0["stream"] as? String == "bravo" })?["at"] as? Double {
+            let again = (s["entries"] as? [[String: Any]] ?? []).filter { ($0["url"] as? String ?? "").contains("/live/shop/bravo/") }
+                .compactMap { $0["start"] as? Double }.filter { $0 > destroyedAt }
+            print("FeedTests: after the swipe back, charlie's first frame at \(Int(ms)) ms, bravo's preload from \(again.min().map { Int($0 - at) } ?? -1) ms")
+            #expect(!again.isEmpty && again.allSatisfy { $0 >= at + ms }, "bravo's preload waits for charlie's first frame at \(Int(ms)) ms: \(again.map { Int($0 - at) })")
+        } else {
+            Issue.record("the swipe back to charlie and bravo's destruction are recorded: \(s["swipes"] ?? "?"), \(s["destroyed"] ?? "?")")
+        }
         #expect((s["maxPlayers"] as? Int ?? 99) <= 2 && (s["videos"] as? Int ?? 99) <= 2, "never more than two players: \(s["maxPlayers"] ?? "?")")
         _ = try await browser.evaluate("window.storecastFeed.go(1); return true")
         let swipedOn = await StorecastStack.eventually(timeout: .seconds(10)) {

@@ -55,9 +55,16 @@ import Testing
                 """)) as? String ?? "{}"
             return (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]) ?? [:]
         }
+        // Loaded: alpha has played 2 s and charlie, preloaded once alpha showed its first frame,
+        // has media buffered. The card below is posted then, not while both players start.
         let loaded = await StorecastStack.eventually(timeout: .seconds(20)) {
             let s = await state()
-            return (s["players"] as? [String]) == ["alpha", "charlie"]
+            guard (s["players"] as? [String]) == ["alpha", "charlie"] else { return false }
+            let ready = try? await browser.evaluate("""
+                const f = window.storecastFeed, a = f.videoOf('alpha'), c = f.videoOf('charlie');
+                return !!(a && c && a.currentTime > 2 && c.buffered.length > 0);
+                """) as? Bool
+            return ready == true
         }
         var s = await state()
         #expect(loaded, "the first show plays and the next one is preloaded: \(s)")

@@ -24,10 +24,7 @@ if command -v docker-compose >/dev/null; then
 fi
 echo "== building (the executables, which the end-to-end tests run, and the tests)"
 built=$(date +%s)
-# Without DWARF: CI builds from a clean clone, and the debug information was a share of that
-# build's time. A failed expectation still names its file and line (the test macros carry
-# them), and a crash's backtrace its functions. (After a plain `swift build`, this rebuilds.)
-swift build --build-tests -debug-info-format none
+swift build --build-tests
 echo "== built in $(( $(date +%s) - built )) s"
 echo "== testing"
 log=$(mktemp); side_log=$(mktemp); fuzz_log=$(mktemp); side_status_file=$(mktemp)

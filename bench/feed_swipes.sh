@@ -13,16 +13,12 @@ ROUNDS="${1:-5}"; WATCH="${2:-6}"; SIZE="${SIZE:-426x240}"
 out="bench/out"; mkdir -p "$out"
 [[ -f .build/test-tools/hls.js ]] || { echo "no .build/test-tools/hls.js: run deploy/local/test-tools.sh first" >&2; exit 1; }
 if [[ -z "${SKIP_BUILD:-}" ]]; then swift build -c release >&2; fi
-run="$PWD/$out/feed-swipes-run"; rm -rf "$run"
-.build/release/storecast dev --run-directory "$run" --https-port 0 --postgres-port 55435 --rtmp-port 19354 --http-port 18082 --api-port 18090 \
-    --metrics-port 19102 --zmq-base-port 19391 --rungs "${RUNGS:-360p}" --preset veryfast --hlsjs-file "$PWD/.build/test-tools/hls.js" \
-    > "$out/feed-swipes-dev.log" 2>&1 & dev=$!
+source bench/dev_stack.sh
 pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; kill $dev 2>/dev/null || true; wait $dev 2>/dev/null || true; }
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; kill ${dev:-} 2>/dev/null || true; wait ${dev:-} 2>/dev/null || true; }
 trap cleanup EXIT
-for _ in $(seq 1 120); do grep -q "RTMP URL:" "$out/feed-swipes-dev.log" && break; kill -0 $dev 2>/dev/null || break; sleep 0.5; done
-grep -q "RTMP URL:" "$out/feed-swipes-dev.log" || { echo "storecast dev did not start: $out/feed-swipes-dev.log" >&2; tail -20 "$out/feed-swipes-dev.log" >&2; exit 1; }
-database=$(awk '/Database:/ {print $2}' "$out/feed-swipes-dev.log")
+start_dev_stack feed-swipes --postgres-port 55435 --rtmp-port 19354 --http-port 18082 --api-port 18090 \
+    --metrics-port 19102 --zmq-base-port 19391 --rungs "${RUNGS:-360p}" --hlsjs-file "$PWD/.build/test-tools/hls.js"
 for show in alpha bravo charlie; do
     key=$(.build/release/storecast stream create demo "$show-$(date +%s)" --database "$database" | awk '/stream key/ {print $NF}')
     [[ -n "$key" ]] || { echo "could not create a stream in $database" >&2; exit 1; }

@@ -76,6 +76,53 @@ public final class PostgresConnection {
         }
     }
 
+    /// Starts listening on `channel` (LISTEN): the server then sends this connection a
+    /// notification for every NOTIFY on it, at the notifier's COMMIT. `channel` must be a plain
+    /// lower-case identifier (it cannot be passed as a parameter).
+    public func listen(_ channel: String) throws {
+        guard Self.isPlainIdentifier(channel) else {
+            throw PostgresError(code: .queryFailed, message: "channel \"\(channel)\" is not a plain identifier (a-z, 0-9, _)", sqlState: nil, query: nil)
+        }
+        try execute("LISTEN \(channel)")
+    }
+
+    /// The notifications received on the channels this connection listens to, waiting up to
+    /// `timeout` seconds for the first; empty when none came in that time. Throws when the
+    /// connection is lost (listen again on a new one).
+    public func notifications(waitingUpTo timeout: Double) throws -> [PostgresNotification] {
+        var received = drainNotifications()
+        if !received.isEmpty { return received }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else {
+            throw PostgresError(code: .connectionFailed, message: "the connection has no socket", sqlState: nil, query: nil)
+        }
+        var pollfd = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pollfd, 1, Int32(max(0, min(timeout, 3_600)) * 1000))
+        if ready < 0 && errno != EINTR {
+            throw PostgresError(code: .connectionFailed, message: "poll on the connection failed (errno \(errno))", sqlState: nil, query: nil)
+        }
+        guard ready > 0 else { return [] }
+        guard PQconsumeInput(handle) == 1 else {
+            throw PostgresError(code: .connectionFailed, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines, sqlState: nil, query: nil)
+        }
+        received = drainNotifications()
+        return received
+    }
+
+    private func drainNotifications() -> [PostgresNotification] {
+        var received: [PostgresNotification] = []
+        while let notice = PQnotifies(handle) {
+            received.append(PostgresNotification(channel: String(cString: notice.pointee.relname), payload: String(cString: notice.pointee.extra)))
+            PQfreemem(notice)
+        }
+        return received
+    }
+
+    static func isPlainIdentifier(_ name: String) -> Bool {
+        guard let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) || first == UInt8(ascii: "_"), name.utf8.count <= 63 else { return false }
+        return name.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_") }
+    }
+
     /// Runs a script of several statements without parameters (migrations).
     public func executeScript(_ sql: String) throws {
         guard let result = PQexec(handle, sql) else {

@@ -7,6 +7,9 @@ import PostgresClient
 public enum HighlightStore {
     /// Cards a show may get per second, as IVS allows timed metadata.
     public static let perSecond = 5
+    /// The channel a new card is announced on (NOTIFY at its insert's commit), which packagers
+    /// LISTEN to (`PostgresListener`), so a card reaches the playlists without waiting for a poll.
+    public static let channel = "storecast_highlights"
 
     public struct Highlight: Sendable, Codable, Equatable {
         public var id: Int64
@@ -118,6 +121,7 @@ public enum HighlightStore {
                 """, [String(streamID), String(session), draft.productId, draft.title, draft.price, draft.currency, draft.imageUrl, draft.link,
                       draft.durationSeconds.map { String(Int(($0 * 1000).rounded())) }, at, createdBy])
             guard let id = rows.int(0, "id"), let made = try one(db, id: id) else { return .noStream }
+            try db.execute("SELECT pg_notify($1, $2)", [channel, String(id)])
             return .created(made)
         }
     }

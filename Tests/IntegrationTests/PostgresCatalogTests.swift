@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresClient
 import StorecastRuntime
+import Synchronization
 import Testing
 
 @Suite(.serialized) struct PostgresCatalogTests {
@@ -181,6 +182,86 @@ import Testing
             #expect(error.code == .connectionFailed)
             #expect(error.message.contains("cannot reach PostgreSQL"))
         }
+    }
+}
+
+/// Product cards reach the packagers by NOTIFY (issue 18): a packager's listener wakes when a
+/// card commits, not at its next fallback poll, and listens again after its connection is lost.
+@Suite(.serialized) struct PostgresListenerTests {
+    /// The wake-ups a listener has given, collected as they come (a `next()` awaited with a
+    /// deadline cannot be cancelled: cancelling it would end the stream).
+    final class Wakeups: Sendable {
+        private final class Seen: Sendable { let list = Mutex<[PostgresListener.Wakeup]>([]) }
+        private let seen = Seen()
+        private let task: Task<Void, Never>
+        init(_ listener: PostgresListener) {
+            let seen = self.seen
+            task = Task { for await w in listener.wakeups { seen.list.withLock { $0.append(w) } } }
+        }
+        deinit { task.cancel() }
+        /// The wake-up after the first `count`, or nil when none came within `seconds`.
+        func after(_ count: Int, within seconds: Double) async -> PostgresListener.Wakeup? {
+            let deadline = ContinuousClock.now + .seconds(seconds)
+            while ContinuousClock.now < deadline {
+                if let w = seen.list.withLock({ $0.count > count ? $0[count] : nil }) { return w }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            return nil
+        }
+    }
+
+    static func liveShow(_ db: PostgresExecutor) async throws {
+        _ = try await Migrator(directory: TestEnvironment.migrationsDirectory).apply(on: db)
+        let catalog = StreamCatalog(database: db)
+        _ = try await catalog.createTenant(slug: "shop", name: "Shop")
+        let stream = try await catalog.createStream(tenantSlug: "shop", slug: "show")
+        _ = try await catalog.openSession(streamID: stream.streamID, ingestNode: "ingest-1", remoteAddress: "10.0.0.1:5000", client: "FMLE/3.0")
+    }
+
+    static func post(_ db: PostgresExecutor, _ title: String) async throws {
+        let outcome = try await db.run { try HighlightStore.create($0, tenant: "shop", stream: "show", .init(productId: "p", title: title), receivedAt: Date(), createdBy: "test") }
+        guard case .created = outcome else { Issue.record("the card was not created: \(outcome)"); return }
+    }
+
+    /// A live show in a fresh database, and a listener on the cards' channel whose fallback is a
+    /// minute: only a card's NOTIFY can wake it within a test's 10 s.
+    static func listening() async throws -> (PostgresExecutor, PostgresListener, Wakeups) {
+        let conninfo = try TestEnvironment.freshDatabase()
+        let db = PostgresExecutor(conninfo: conninfo)
+        try await liveShow(db)
+        let listener = PostgresListener(conninfo: conninfo, channel: HighlightStore.channel, name: "test-cards", fallback: 60)
+        return (db, listener, Wakeups(listener))
+    }
+
+    @Test func aPostedCardWakesTheListenerBeforeItsFallbackPoll() async throws {
+        let (db, listener, wakeups) = try await Self.listening()
+        defer { db.shutdown(); listener.stop() }
+        #expect(await wakeups.after(0, within: 10) == .timedOut, "a listener wakes its reader once it listens (rows may have come before)")
+        #expect(await wakeups.after(1, within: 1) == nil, "nothing happened, so nothing wakes it")
+        try await Self.post(db, "first")
+        #expect(await wakeups.after(1, within: 10) == .notified)
+    }
+
+    @Test func aListenerWhoseConnectionIsKilledListensAgain() async throws {
+        let (db, listener, wakeups) = try await Self.listening()
+        defer { db.shutdown(); listener.stop() }
+        #expect(await wakeups.after(0, within: 10) == .timedOut)
+        let killed = try await db.execute(
+            "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()")
+        #expect(killed.int(0, "n") == 1, "the listener's backend is found and ended")
+        // It listens again on a new connection and wakes its reader to look for what it missed.
+        #expect(await wakeups.after(1, within: 10) == .timedOut)
+        try await Self.post(db, "after the loss")
+        #expect(await wakeups.after(2, within: 10) == .notified)
+    }
+
+    @Test func aChannelThatIsNotAPlainIdentifierIsRefused() async throws {
+        let db = PostgresExecutor(conninfo: try TestEnvironment.freshDatabase())
+        defer { db.shutdown() }
+        for channel in ["storecast_highlights; DROP TABLE streams", "Cards", "1cards", "", "cards-new"] {
+            await #expect(throws: PostgresError.self, "\(channel)") { try await db.run { try $0.listen(channel) } }
+        }
+        try await db.run { try $0.listen("storecast_highlights") }
     }
 }
 

@@ -3,7 +3,8 @@
 # (bench/card_propagation.py): the whole Storecast stack (release build, `storecast dev`, a ladder
 # of RUNGS), one live show published by ffmpeg, COUNT cards posted one every INTERVAL s.
 # LOAD=cpu runs it with two busy loops at the same priority (both cores taken, as in CI);
-# LOAD=api with 8 clients listing streams through the API as fast as it answers.
+# LOAD=api with 8 clients listing streams through the API as fast as it answers (wrk; its
+# answers a second are printed at the end).
 #   bench/card_propagation.sh [COUNT] [INTERVAL]
 # Needs: ffmpeg postgresql (apt).
 set -euo pipefail
@@ -33,10 +34,16 @@ curl -sf "$master" | grep -q m3u8 || { echo "no multivariant playlist at $master
 sleep 4
 case "$LOAD" in
     cpu) for _ in 1 2; do /usr/bin/python3 -c 'while True: pass' & pids+=($!); done ;;
-    api) for _ in $(seq 1 8); do
-             ( while true; do curl -s -o /dev/null -H "Authorization: Bearer $token" "http://127.0.0.1:18091/v1/tenants/demo/streams?limit=50"; done ) & pids+=($!)
-         done ;;
+    api) command -v wrk >/dev/null || { echo "LOAD=api needs wrk (apt install wrk)" >&2; exit 1; }
+         seconds=$(/usr/bin/python3 -c "import math; print(math.ceil($COUNT * $INTERVAL) + 6)")
+         wrk -t1 -c8 -d"${seconds}s" -H "Authorization: Bearer $token" "http://127.0.0.1:18091/v1/tenants/demo/streams?limit=50" > "$out/card-propagation-wrk.txt" 2>&1 &
+         pids+=($!) ;;
     none) ;;
     *) echo "LOAD is none, cpu or api" >&2; exit 1 ;;
 esac
 /usr/bin/python3 bench/card_propagation.py "http://127.0.0.1:18091" "$token" demo "$show" "$master" "$COUNT" "$INTERVAL" | tee "$out/card-propagation-$LOAD.json"
+if [[ "$LOAD" == api ]]; then
+    wait "${pids[-1]}" || true
+    echo "the API's load, wrk -c8 listing streams:" >&2
+    grep -E "Requests/sec|Non-2xx|Socket errors" "$out/card-propagation-wrk.txt" >&2 || { cat "$out/card-propagation-wrk.txt" >&2; exit 1; }
+fi

@@ -4,7 +4,7 @@
 # player page opened in headless Chromium 2 s before the publisher starts, native HLS and hls.js.
 #   bench/show_start.sh [RUNS] [FAST_START] [PART_TARGET]     (default 3 per player; the
 #   transcoder's --fast-start, default 0.4 s, 0 turns it off, to compare; the packager's
-#   --part-target, default 0.2 s: PART-HOLD-BACK is three of them)
+#   --part-target, default 0.2 s: PART-HOLD-BACK is three of them); PLAYERS=hls.js for one player
 # Needs: ffmpeg postgresql chromium chromium-driver (apt); hls.js from deploy/local/test-tools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,5 +24,5 @@ for i in $(seq 1 $(( RUNS * 2 ))); do
     key=$(.build/release/storecast stream create demo "$stream" --database "$database" | awk '/stream key/ {print $NF}')
     echo "$key $stream" >> "$out/show-start-keys"
 done
-python3 bench/show_start.py "http://127.0.0.1:18081/play/demo/x" "rtmp://127.0.0.1:19353/live/" "$out/show-start-keys" "$RUNS" native,hls.js \
+python3 bench/show_start.py "http://127.0.0.1:18081/play/demo/x" "rtmp://127.0.0.1:19353/live/" "$out/show-start-keys" "$RUNS" "${PLAYERS:-native,hls.js}" \
     | tee "$out/show-start-$FAST-$PART.json"

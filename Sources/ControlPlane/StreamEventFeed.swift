@@ -6,7 +6,9 @@ import StorecastRuntime
 import Synchronization
 
 /// Live status for players and tenants' back ends (issue 16): the `stream.*` events of the
-/// webhook outbox, read once every 250 ms for the whole API process and handed to every open
+/// webhook outbox, read for the whole API process when one is recorded (NOTIFY on
+/// `storecast_events`, which a `PostgresListener` waits for), every second anyway (every 250 ms
+/// while the listener's connection is down), and handed to every open
 /// `…/events` connection of that stream (Server-Sent Events). Each subscriber also gets a
 /// heartbeat every 5 s, which keeps proxies and the idle deadline from closing a quiet stream
 /// and tells the handler when its client has gone. On SIGTERM every subscription ends.
@@ -20,7 +22,8 @@ public final class StreamEventFeed: Service, Sendable {
         case heartbeat
     }
 
-    static let pollInterval: Duration = .milliseconds(250)
+    /// How often the outbox is read while no notification can come (the listener's connection is down).
+    static let pollSeconds = 0.25
     static let heartbeatInterval: Duration = .seconds(5)
     /// Events are read again for this long after they are written (commits out of id order).
     static let lookBack = 10
@@ -66,8 +69,12 @@ public final class StreamEventFeed: Service, Sendable {
         // Ids handed out in the look-back window, and when.
         var published: [Int64: ContinuousClock.Instant] = [:]
         var nextBeat = ContinuousClock.now + Self.heartbeatInterval
+        let listener = PostgresListener(conninfo: database.conninfo, channel: WebhookOutbox.channel, name: "api-events",
+                                        disconnectedFallback: Self.pollSeconds)
+        defer { listener.stop() }
+        var wakeups = listener.wakeups.makeAsyncIterator()
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            try? await Task.sleep(for: Self.pollInterval)
+            guard await wakeups.next() != nil else { break }
             let now = ContinuousClock.now
             if subscribers.withLock({ $0.count > 0 }), let rows = try? await database.run({ db in
                 try db.execute(

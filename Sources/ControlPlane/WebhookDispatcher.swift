@@ -53,6 +53,12 @@ public struct WebhookDispatcher: Service {
         let hold = max(20, settings.holdSeconds)
         var warned = false
         var nextPrune = ContinuousClock.now + .seconds(60)
+        // Woken when an event is recorded (NOTIFY on `storecast_events`), and every 500 ms for
+        // retries that come due and whatever a lost notification left.
+        let listener = PostgresListener(conninfo: database.conninfo, channel: WebhookOutbox.channel, name: "api-webhooks",
+                                        fallback: 0.5, disconnectedFallback: 0.5)
+        defer { listener.stop() }
+        var wakeups = listener.wakeups.makeAsyncIterator()
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             if ContinuousClock.now >= nextPrune {
                 nextPrune = ContinuousClock.now + .seconds(3600)
@@ -70,7 +76,7 @@ public struct WebhookDispatcher: Service {
                 due = []
             }
             if due.isEmpty {
-                try? await Task.sleep(for: .milliseconds(500))
+                guard await wakeups.next() != nil else { break }
                 continue
             }
             // Endpoints side by side; each endpoint's deliveries in turn (`claim` sorts them so).

@@ -8,6 +8,10 @@ import PostgresClient
 /// Every body is `{"type", "timestamp", "data"}`; a stream event's data carries `tenant`,
 /// `stream`, `streamId`, `sessionId` and the event's own fields.
 public enum WebhookOutbox {
+    /// The channel every recorded event is announced on (a trigger's NOTIFY, delivered at the
+    /// commit; migration 0023), which the API's readers of the outbox LISTEN to (`PostgresListener`).
+    public static let channel = "storecast_events"
+
     public static let eventTypes = [
         "stream.connected", "stream.live", "stream.reconnecting", "stream.ended", "stream.health_changed",
         "recording.ready", "recording.failed",

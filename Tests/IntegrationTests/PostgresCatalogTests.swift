@@ -210,12 +210,15 @@ import Testing
         }
     }
 
-    static func liveShow(_ db: PostgresExecutor) async throws {
+    /// A live show (its stream id and session id).
+    @discardableResult
+    static func liveShow(_ db: PostgresExecutor) async throws -> (stream: Int64, session: Int64) {
         _ = try await Migrator(directory: TestEnvironment.migrationsDirectory).apply(on: db)
         let catalog = StreamCatalog(database: db)
         _ = try await catalog.createTenant(slug: "shop", name: "Shop")
         let stream = try await catalog.createStream(tenantSlug: "shop", slug: "show")
-        _ = try await catalog.openSession(streamID: stream.streamID, ingestNode: "ingest-1", remoteAddress: "10.0.0.1:5000", client: "FMLE/3.0")
+        let session = try await catalog.openSession(streamID: stream.streamID, ingestNode: "ingest-1", remoteAddress: "10.0.0.1:5000", client: "FMLE/3.0")
+        return (stream.streamID, session)
     }
 
     static func post(_ db: PostgresExecutor, _ title: String) async throws {
@@ -253,6 +256,27 @@ import Testing
         #expect(await wakeups.after(1, within: 10) == .timedOut)
         try await Self.post(db, "after the loss")
         #expect(await wakeups.after(2, within: 10) == .notified)
+    }
+
+    /// The API's readers of the outbox (the stream events players wait on, the webhook
+    /// dispatcher) wake when an event is recorded; an event recorded once already wakes no one.
+    @Test func anEventRecordedInTheOutboxIsAnnouncedOnce() async throws {
+        let conninfo = try TestEnvironment.freshDatabase()
+        let db = PostgresExecutor(conninfo: conninfo)
+        let show = try await Self.liveShow(db)
+        let listener = PostgresListener(conninfo: conninfo, channel: WebhookOutbox.channel, name: "test-events", fallback: 60)
+        defer { db.shutdown(); listener.stop() }
+        let wakeups = Wakeups(listener)
+        #expect(await wakeups.after(0, within: 10) == .timedOut)
+        let live: @Sendable (PostgresConnection) throws -> Void = {
+            try WebhookOutbox.streamEvent($0, "stream.live", streamID: show.stream, sessionID: show.session, once: "stream.live \(show.session)")
+        }
+        try await db.run(live)
+        #expect(await wakeups.after(1, within: 10) == .notified)
+        try await db.run(live)
+        #expect(await wakeups.after(2, within: 1.5) == nil, "the second stream.live of one session is not recorded, so not announced")
+        let recorded = try await db.execute("SELECT count(*) AS n FROM webhook_events WHERE type = 'stream.live'")
+        #expect(recorded.int(0, "n") == 1)
     }
 
     @Test func aChannelThatIsNotAPlainIdentifierIsRefused() async throws {

@@ -24,6 +24,8 @@ public final class StreamEventFeed: Service, Sendable {
 
     /// How often the outbox is read while no notification can come (the listener's connection is down).
     static let pollSeconds = 0.25
+    /// Reads of the outbox are at least this far apart (a burst of events is read at once).
+    static let minimumGap: Duration = .milliseconds(100)
     static let heartbeatInterval: Duration = .seconds(5)
     /// Events are read again for this long after they are written (commits out of id order).
     static let lookBack = 10
@@ -70,32 +72,41 @@ public final class StreamEventFeed: Service, Sendable {
         var published: [Int64: ContinuousClock.Instant] = [:]
         var nextBeat = ContinuousClock.now + Self.heartbeatInterval
         let listener = PostgresListener(conninfo: database.conninfo, channel: WebhookOutbox.channel, name: "api-events",
-                                        disconnectedFallback: Self.pollSeconds)
+                                        disconnectedFallback: Self.pollSeconds,
+                                        onConnectionChange: ListenerConnectionLog.callback(logger, what: "stream events", pollingWhileDown: "every 250 ms"))
         defer { listener.stop() }
         var wakeups = listener.wakeups.makeAsyncIterator()
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            guard await wakeups.next() != nil else { break }
-            let now = ContinuousClock.now
-            if subscribers.withLock({ $0.count > 0 }), let rows = try? await database.run({ db in
-                try db.execute(
-                    """
-                    SELECT id, type, body, body::jsonb->'data'->>'tenant' AS tenant, body::jsonb->'data'->>'stream' AS stream
-                    FROM webhook_events WHERE created_at > now() - make_interval(secs => $1::int) AND type LIKE 'stream.%'
-                    ORDER BY id LIMIT 5000
-                    """, [String(Self.lookBack)])
-            }) {
-                for i in 0..<rows.count {
-                    guard let id = rows.int(i, "id"), published[id] == nil else { continue }
-                    published[id] = now
-                    publish("\(rows.value(i, "tenant") ?? "")/\(rows.value(i, "stream") ?? "")",
-                            .event(id: id, type: rows.value(i, "type") ?? "", body: rows.value(i, "body") ?? "{}"))
+        var lastRead = ContinuousClock.now - .seconds(1)
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                guard await wakeups.next() != nil else { break }
+                // A burst of events is read together: at most one read per `minimumGap`.
+                try? await Task.sleep(until: lastRead + Self.minimumGap)
+                lastRead = .now
+                let now = ContinuousClock.now
+                if subscribers.withLock({ $0.count > 0 }), let rows = try? await database.run({ db in
+                    try db.execute(
+                        """
+                        SELECT id, type, body, body::jsonb->'data'->>'tenant' AS tenant, body::jsonb->'data'->>'stream' AS stream
+                        FROM webhook_events WHERE created_at > now() - make_interval(secs => $1::int) AND type LIKE 'stream.%'
+                        ORDER BY id LIMIT 5000
+                        """, [String(Self.lookBack)])
+                }) {
+                    for i in 0..<rows.count {
+                        guard let id = rows.int(i, "id"), published[id] == nil else { continue }
+                        published[id] = now
+                        publish("\(rows.value(i, "tenant") ?? "")/\(rows.value(i, "stream") ?? "")",
+                                .event(id: id, type: rows.value(i, "type") ?? "", body: rows.value(i, "body") ?? "{}"))
+                    }
+                }
+                published = published.filter { now - $0.value < .seconds(Self.lookBack * 3) }
+                if now >= nextBeat {
+                    nextBeat = now + Self.heartbeatInterval
+                    for c in subscribers.withLock({ $0.byStream.values.flatMap(\.values) }) { c.yield(.heartbeat) }
                 }
             }
-            published = published.filter { now - $0.value < .seconds(Self.lookBack * 3) }
-            if now >= nextBeat {
-                nextBeat = now + Self.heartbeatInterval
-                for c in subscribers.withLock({ $0.byStream.values.flatMap(\.values) }) { c.yield(.heartbeat) }
-            }
+        } onGracefulShutdown: {
+            listener.stop()
         }
         for c in subscribers.withLock({ $0.byStream.values.flatMap(\.values) }) { c.finish() }
         logger.info("stream event feed stopped")

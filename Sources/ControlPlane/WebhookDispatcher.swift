@@ -56,35 +56,43 @@ public struct WebhookDispatcher: Service {
         // Woken when an event is recorded (NOTIFY on `storecast_events`), and every 500 ms for
         // retries that come due and whatever a lost notification left.
         let listener = PostgresListener(conninfo: database.conninfo, channel: WebhookOutbox.channel, name: "api-webhooks",
-                                        fallback: 0.5, disconnectedFallback: 0.5)
+                                        fallback: 0.5, disconnectedFallback: 0.5,
+                                        onConnectionChange: ListenerConnectionLog.callback(logger, what: "webhook events", pollingWhileDown: "every 500 ms"))
         defer { listener.stop() }
         var wakeups = listener.wakeups.makeAsyncIterator()
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            if ContinuousClock.now >= nextPrune {
-                nextPrune = ContinuousClock.now + .seconds(3600)
-                if let pruned = try? await database.run({ try WebhookStore.prune($0) }), pruned > 0 {
-                    logger.info("old webhook events pruned", metadata: ["events": "\(pruned)", "older_than_days": "\(WebhookStore.retentionDays)"])
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                if ContinuousClock.now >= nextPrune {
+                    nextPrune = ContinuousClock.now + .seconds(3600)
+                    if let pruned = try? await database.run({ try WebhookStore.prune($0) }), pruned > 0 {
+                        logger.info("old webhook events pruned", metadata: ["events": "\(pruned)", "older_than_days": "\(WebhookStore.retentionDays)"])
+                    }
+                }
+                let due: [WebhookStore.Due]
+                do {
+                    due = try await database.run { try WebhookStore.claim($0, limit: Self.batch, hold: hold) }
+                    warned = false
+                } catch {
+                    if !warned { logger.warning("webhook deliveries wait: the database is unreachable", metadata: ["error": "\(error)"]) }
+                    warned = true
+                    due = []
+                }
+                if due.isEmpty {
+                    let claimed = ContinuousClock.now
+                    guard await wakeups.next() != nil else { break }
+                    // A burst of events is claimed together: empty claims at least 100 ms apart.
+                    try? await Task.sleep(until: claimed + .milliseconds(100))
+                    continue
+                }
+                // Endpoints side by side; each endpoint's deliveries in turn (`claim` sorts them so).
+                await withTaskGroup(of: Void.self) { group in
+                    for (_, turns) in Dictionary(grouping: due, by: \.endpointID) {
+                        group.addTask { for delivery in turns { await self.deliver(delivery) } }
+                    }
                 }
             }
-            let due: [WebhookStore.Due]
-            do {
-                due = try await database.run { try WebhookStore.claim($0, limit: Self.batch, hold: hold) }
-                warned = false
-            } catch {
-                if !warned { logger.warning("webhook deliveries wait: the database is unreachable", metadata: ["error": "\(error)"]) }
-                warned = true
-                due = []
-            }
-            if due.isEmpty {
-                guard await wakeups.next() != nil else { break }
-                continue
-            }
-            // Endpoints side by side; each endpoint's deliveries in turn (`claim` sorts them so).
-            await withTaskGroup(of: Void.self) { group in
-                for (_, turns) in Dictionary(grouping: due, by: \.endpointID) {
-                    group.addTask { for delivery in turns { await self.deliver(delivery) } }
-                }
-            }
+        } onGracefulShutdown: {
+            listener.stop()
         }
         logger.info("webhook dispatcher stopped")
     }

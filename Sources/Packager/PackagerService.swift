@@ -265,18 +265,17 @@ public final class PackagerService: Service, Sendable {
             }
         }
         defer { janitor.cancel() }
-        // Product cards (issue 18): read when the API announces one (LISTEN on a connection of
-        // their own, so a card waits for no poll and no other query), and every second anyway
-        // (every 250 ms while that connection is down); put into the playlists of the streams
-        // served here. Each card starts at the moment the API received it, whenever it is read:
-        // a viewer sees it on time when it reaches the playlists within the viewer's latency.
+        // Product cards (issue 18): read when the API announces one (a LISTEN on a connection
+        // of its own wakes this task, so a card waits for no poll; the read itself goes through
+        // the database thread), and every second anyway (every 250 ms while that connection is
+        // down); put into the playlists of the streams served here. Each card starts at the
+        // moment the API received it, whenever it is read: a viewer sees it on time when it
+        // reaches the playlists within the viewer's latency.
         let cards = Task { [logger, store] in
             guard let database else { return }
             let written = Counter(label: "storecast_packager_highlights_total")
-            let listener = PostgresListener(conninfo: database.conninfo, channel: HighlightStore.channel, name: "packager-cards") { connected, error in
-                if connected { logger.debug("listening for new product highlights") }
-                else { logger.debug("not listening for product highlights; reading them every 250 ms", metadata: ["error": "\(error.map { "\($0)" } ?? "")"]) }
-            }
+            let listener = PostgresListener(conninfo: database.conninfo, channel: HighlightStore.channel, name: "packager-cards",
+                                            onConnectionChange: ListenerConnectionLog.callback(logger, what: "product highlights", pollingWhileDown: "every 250 ms"))
             defer { listener.stop() }
             var wakeups = listener.wakeups.makeAsyncIterator()
             var book = HighlightBook()

@@ -9,9 +9,18 @@ public final class PostgresConnection {
     private let handle: OpaquePointer
     public let conninfo: String
 
-    public init(conninfo: String) throws {
+    /// Connects with `conninfo` (key=value pairs or a postgresql:// URL). `defaults` are
+    /// connection settings (libpq keywords) that apply unless `conninfo` sets them itself.
+    public init(conninfo: String, defaults: [(keyword: String, value: String)] = [], applicationName: String = "storecast") throws {
         self.conninfo = conninfo
-        guard let conn = PQconnectdb(conninfo) else {
+        // PQconnectdbParams with expand_dbname: `conninfo`, given as the last dbname, is expanded
+        // in place and overrides the defaults before it.
+        let keywords: [String?] = defaults.map(\.keyword) + ["dbname", nil]
+        let values: [String?] = defaults.map(\.value) + [conninfo, nil]
+        let made: OpaquePointer? = Self.withCStrings(keywords) { k in
+            Self.withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
+        }
+        guard let conn = made else {
             throw PostgresError(code: .connectionFailed, message: "out of memory", sqlState: nil, query: nil)
         }
         guard PQstatus(conn) == CONNECTION_OK else {
@@ -23,7 +32,7 @@ public final class PostgresConnection {
         // libpq prints NOTICEs ("relation … already exists, skipping") to stderr by default;
         // they are not errors, and structured logs are the caller's business.
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
-        _ = try? execute("SET application_name = 'storecast'")
+        _ = try? execute("SELECT set_config('application_name', $1, false)", [applicationName])
     }
 
     deinit { PQfinish(handle) }

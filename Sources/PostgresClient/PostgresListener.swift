@@ -8,7 +8,8 @@ import Synchronization
 /// `wakeups` yields once per notification (coalesced: a reader busy when several come sees one),
 /// and also every `fallback` while connected, every `disconnectedFallback` while the connection
 /// is down or cannot be made, so a reader polls as before whenever notifications could be missed.
-/// Only the newest wake-up is kept.
+/// Only the newest wake-up is kept. The connection must be a session of its own (not through a
+/// pooler in transaction mode, where LISTEN hears nothing); TCP keepalives find a peer that is gone.
 public final class PostgresListener: Sendable {
     public enum Wakeup: Sendable, Equatable {
         /// A NOTIFY on the channel committed.
@@ -17,34 +18,54 @@ public final class PostgresListener: Sendable {
         case timedOut
     }
 
-    private final class StopFlag: Sendable {
+    /// The listener's connection settings unless the connection string sets them: a connect
+    /// attempt gives up after 5 s, and a peer that stops answering is found within about 30 s.
+    static let connectionDefaults: [(keyword: String, value: String)] = [
+        ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"),
+        ("keepalives_count", "3"), ("tcp_user_timeout", "30000"),
+    ]
+
+    private final class State: Sendable {
         let stopped = Atomic<Bool>(false)
+        let continuation: AsyncStream<Wakeup>.Continuation
+        init(_ continuation: AsyncStream<Wakeup>.Continuation) { self.continuation = continuation }
     }
 
     public let wakeups: AsyncStream<Wakeup>
-    private let flag = StopFlag()
+    private let state: State
 
+    /// `onConnectionChange` is called when the listener starts listening (`true`) and when it
+    /// loses or cannot make its connection (`false`, with the error), once per change.
     public init(conninfo: String, channel: String, name: String, fallback: Double = 1, disconnectedFallback: Double = 0.25,
                 onConnectionChange: (@Sendable (_ connected: Bool, _ error: (any Error)?) -> Void)? = nil) {
         let (stream, continuation) = AsyncStream.makeStream(of: Wakeup.self, bufferingPolicy: .bufferingNewest(1))
         wakeups = stream
-        let flag = self.flag
+        let state = State(continuation)
+        self.state = state
+        let fallback = max(0.05, fallback), disconnectedFallback = max(0.05, disconnectedFallback)
         let thread = Thread {
             var connection: PostgresConnection?
+            var reported: Bool?
+            func report(_ connected: Bool, _ error: (any Error)?) {
+                guard reported != connected else { return }
+                reported = connected
+                onConnectionChange?(connected, error)
+            }
             // The wait is sliced so that `stop()` is seen within half a second.
             let slice = min(fallback, 0.5)
-            var quiet = 0.0
-            while !flag.stopped.load(ordering: .acquiring) {
+            var quietSince = ContinuousClock.now
+            while !state.stopped.load(ordering: .acquiring) {
                 if connection == nil {
                     do {
-                        let made = try PostgresConnection(conninfo: conninfo)
+                        let made = try PostgresConnection(conninfo: conninfo, defaults: Self.connectionDefaults, applicationName: name)
                         try made.listen(channel)
                         connection = made
-                        onConnectionChange?(true, nil)
+                        report(true, nil)
                         // Rows may have come while no one listened: the reader looks now.
                         continuation.yield(.timedOut)
+                        quietSince = .now
                     } catch {
-                        onConnectionChange?(false, error)
+                        report(false, error)
                         continuation.yield(.timedOut)
                         Thread.sleep(forTimeInterval: disconnectedFallback)
                         continue
@@ -53,15 +74,15 @@ public final class PostgresListener: Sendable {
                 do {
                     let received = try connection!.notifications(waitingUpTo: slice)
                     if !received.isEmpty {
-                        quiet = 0
+                        quietSince = .now
                         continuation.yield(.notified)
-                    } else {
-                        quiet += slice
-                        if quiet >= fallback - 0.001 { quiet = 0; continuation.yield(.timedOut) }
+                    } else if ContinuousClock.now - quietSince >= .seconds(fallback) {
+                        quietSince = .now
+                        continuation.yield(.timedOut)
                     }
                 } catch {
                     connection = nil
-                    onConnectionChange?(false, error)
+                    report(false, error)
                 }
             }
             continuation.finish()
@@ -70,8 +91,12 @@ public final class PostgresListener: Sendable {
         thread.start()
     }
 
-    /// Ends `wakeups` within half a second and closes the connection.
-    public func stop() { flag.stopped.store(true, ordering: .releasing) }
+    /// Ends `wakeups` now (a reader waiting on it gets nil); the thread closes the connection
+    /// within half a second, or when a connection attempt in progress gives up (at most 5 s).
+    public func stop() {
+        state.stopped.store(true, ordering: .releasing)
+        state.continuation.finish()
+    }
 
     deinit { stop() }
 }

@@ -51,7 +51,7 @@ fi
 # them, at the lowest priority (it is bounded in wall time; an idle core gives it its runs).
 # The side process takes its ports from a range below the kernel's ephemeral ones (where the
 # main process gets its own), so the two never start servers on one port.
-side='APIContractTests|TenantAPITests|PostgresCatalogTests|KubernetesManifestTests|ClusterKeysTests|WebhookTests'
+side='APIContractTests|TenantAPITests|PostgresCatalogTests|PostgresListenerTests|KubernetesManifestTests|ClusterKeysTests|WebhookTests'
 side+='|zeroMQRefusesPeersWithoutAnAllowedKey|aNodesOwnKeyIsRevokedWithoutARestart|theControlAPIIsClosedByDefault'
 side+='|\.EndToEndTests|IngestInteropTests|RecordingTests|DVRTests|ControlAPITests|ShardingTests|PlaybackAccessTests|IdleEndTests|DiscontinuityTests'
 bin="$(swift build --show-bin-path)/StorecastPackageTests.xctest"

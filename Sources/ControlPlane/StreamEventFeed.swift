@@ -25,7 +25,7 @@ public final class StreamEventFeed: Service, Sendable {
     /// How often the outbox is read while no notification can come (the listener's connection is down).
     static let pollSeconds = 0.25
     /// Reads of the outbox are at least this far apart (a burst of events is read at once).
-    static let minimumGap: Duration = .milliseconds(100)
+    static let minimumGapSeconds = 0.1
     static let heartbeatInterval: Duration = .seconds(5)
     /// Events are read again for this long after they are written (commits out of id order).
     static let lookBack = 10
@@ -72,17 +72,13 @@ public final class StreamEventFeed: Service, Sendable {
         var published: [Int64: ContinuousClock.Instant] = [:]
         var nextBeat = ContinuousClock.now + Self.heartbeatInterval
         let listener = PostgresListener(conninfo: database.conninfo, channel: WebhookOutbox.channel, name: "api-events",
-                                        disconnectedFallback: Self.pollSeconds,
+                                        disconnectedFallback: Self.pollSeconds, minimumGap: Self.minimumGapSeconds,
                                         onConnectionChange: ListenerConnectionLog.callback(logger, what: "stream events", pollingWhileDown: "every 250 ms"))
         defer { listener.stop() }
         var wakeups = listener.wakeups.makeAsyncIterator()
-        var lastRead = ContinuousClock.now - .seconds(1)
         await withGracefulShutdownHandler {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 guard await wakeups.next() != nil else { break }
-                // A burst of events is read together: at most one read per `minimumGap`.
-                try? await Task.sleep(until: lastRead + Self.minimumGap)
-                lastRead = .now
                 let now = ContinuousClock.now
                 if subscribers.withLock({ $0.count > 0 }), let rows = try? await database.run({ db in
                     try db.execute(

@@ -53,10 +53,11 @@ public struct WebhookDispatcher: Service {
         let hold = max(20, settings.holdSeconds)
         var warned = false
         var nextPrune = ContinuousClock.now + .seconds(60)
-        // Woken when an event is recorded (NOTIFY on `storecast_events`), and every 500 ms for
-        // retries that come due and whatever a lost notification left.
+        // Woken when an event is recorded (NOTIFY on `storecast_events`; a burst wakes it once,
+        // at most every 100 ms), and every 500 ms for retries that come due and whatever a lost
+        // notification left.
         let listener = PostgresListener(conninfo: database.conninfo, channel: WebhookOutbox.channel, name: "api-webhooks",
-                                        fallback: 0.5, disconnectedFallback: 0.5,
+                                        fallback: 0.5, disconnectedFallback: 0.5, minimumGap: 0.1,
                                         onConnectionChange: ListenerConnectionLog.callback(logger, what: "webhook events", pollingWhileDown: "every 500 ms"))
         defer { listener.stop() }
         var wakeups = listener.wakeups.makeAsyncIterator()
@@ -78,10 +79,7 @@ public struct WebhookDispatcher: Service {
                     due = []
                 }
                 if due.isEmpty {
-                    let claimed = ContinuousClock.now
                     guard await wakeups.next() != nil else { break }
-                    // A burst of events is claimed together: empty claims at least 100 ms apart.
-                    try? await Task.sleep(until: claimed + .milliseconds(100))
                     continue
                 }
                 // Endpoints side by side; each endpoint's deliveries in turn (`claim` sorts them so).

@@ -99,8 +99,8 @@ public final class PostgresConnection {
     /// `timeout` seconds for the first; empty when none came in that time. Throws when the
     /// connection is lost (listen again on a new one).
     public func notifications(waitingUpTo timeout: Double) throws -> [PostgresNotification] {
-        var received = drainNotifications()
-        if !received.isEmpty { return received }
+        let pending = drainNotifications()
+        if !pending.isEmpty { return pending }
         let socket = PQsocket(handle)
         guard socket >= 0 else {
             throw PostgresError(code: .connectionFailed, message: "the connection has no socket", sqlState: nil, query: nil)
@@ -114,8 +114,7 @@ public final class PostgresConnection {
         guard PQconsumeInput(handle) == 1 else {
             throw PostgresError(code: .connectionFailed, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines, sqlState: nil, query: nil)
         }
-        received = drainNotifications()
-        return received
+        return drainNotifications()
     }
 
     private func drainNotifications() -> [PostgresNotification] {

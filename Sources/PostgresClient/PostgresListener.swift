@@ -8,7 +8,8 @@ import Synchronization
 /// `wakeups` yields once per notification (coalesced: a reader busy when several come sees one),
 /// and also every `fallback` while connected, every `disconnectedFallback` while the connection
 /// is down or cannot be made, so a reader polls as before whenever notifications could be missed.
-/// Only the newest wake-up is kept. The connection must be a session of its own (not through a
+/// Only the newest wake-up is kept, and wake-ups are at least `minimumGap` apart (a burst of
+/// notifications wakes the reader once, at the gap's end). The connection must be a session of its own (not through a
 /// pooler in transaction mode, where LISTEN hears nothing); TCP keepalives find a peer that is gone.
 public final class PostgresListener: Sendable {
     public enum Wakeup: Sendable, Equatable {
@@ -36,7 +37,7 @@ public final class PostgresListener: Sendable {
 
     /// `onConnectionChange` is called when the listener starts listening (`true`) and when it
     /// loses or cannot make its connection (`false`, with the error), once per change.
-    public init(conninfo: String, channel: String, name: String, fallback: Double = 1, disconnectedFallback: Double = 0.25,
+    public init(conninfo: String, channel: String, name: String, fallback: Double = 1, disconnectedFallback: Double = 0.25, minimumGap: Double = 0,
                 onConnectionChange: (@Sendable (_ connected: Bool, _ error: (any Error)?) -> Void)? = nil) {
         let (stream, continuation) = AsyncStream.makeStream(of: Wakeup.self, bufferingPolicy: .bufferingNewest(1))
         wakeups = stream
@@ -54,6 +55,13 @@ public final class PostgresListener: Sendable {
             // The wait is sliced so that `stop()` is seen within half a second.
             let slice = min(fallback, 0.5)
             var quietSince = ContinuousClock.now
+            var lastWake = ContinuousClock.now - .seconds(minimumGap)
+            func wake(_ wakeup: Wakeup) {
+                let early = lastWake + .seconds(minimumGap) - .now
+                if early > .zero { Thread.sleep(forTimeInterval: early / .seconds(1)) }
+                lastWake = .now
+                continuation.yield(wakeup)
+            }
             while !state.stopped.load(ordering: .acquiring) {
                 if connection == nil {
                     do {
@@ -62,11 +70,11 @@ public final class PostgresListener: Sendable {
                         connection = made
                         report(true, nil)
                         // Rows may have come while no one listened: the reader looks now.
-                        continuation.yield(.timedOut)
+                        wake(.timedOut)
                         quietSince = .now
                     } catch {
                         report(false, error)
-                        continuation.yield(.timedOut)
+                        wake(.timedOut)
                         Thread.sleep(forTimeInterval: disconnectedFallback)
                         continue
                     }
@@ -75,10 +83,10 @@ public final class PostgresListener: Sendable {
                     let received = try connection!.notifications(waitingUpTo: slice)
                     if !received.isEmpty {
                         quietSince = .now
-                        continuation.yield(.notified)
+                        wake(.notified)
                     } else if ContinuousClock.now - quietSince >= .seconds(fallback) {
                         quietSince = .now
-                        continuation.yield(.timedOut)
+                        wake(.timedOut)
                     }
                 } catch {
                     connection = nil

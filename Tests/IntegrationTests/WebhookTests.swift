@@ -213,8 +213,15 @@ import Testing
         } else {
             Issue.record("no 503 and retry: \(busy.requests)")
         }
-        let log = await api.call("GET", "/v1/tenants/shop/webhooks/\(hungEndpoint.id)/deliveries", token: TestEnvironment.adminToken)
-        #expect(log.body.contains(#""state":"delivered""#) && log.body.contains(#""attempts":2"#), "\(log.body)")
+        // The receiver's 200 reaches the test before the dispatcher has written it down, so the
+        // log is read until it says so.
+        var log = (status: 0, body: "")
+        let recorded = await StorecastStack.eventually(timeout: .seconds(5)) {
+            let answer = await api.call("GET", "/v1/tenants/shop/webhooks/\(hungEndpoint.id)/deliveries", token: TestEnvironment.adminToken)
+            log = (answer.status, answer.body)
+            return log.body.contains(#""state":"delivered""#) && log.body.contains(#""attempts":2"#)
+        }
+        #expect(recorded, "\(log.status) \(log.body)")
     }
 
     /// By default an endpoint may not point into the operator's networks (SSRF); the answer says why.

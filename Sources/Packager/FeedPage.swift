@@ -17,7 +17,8 @@
 ///   the feed lists.
 /// - For tests and benchmarks the page records each swipe's time from the swipe to the next
 ///   show's first frame (`requestVideoFrameCallback`), each card shown with the frame's media
-///   time and the cue's start, the most players ever alive, and the players started again.
+///   time and the cue's start, the most players ever alive, and the players started again; it
+///   also lends them its card lookup (`storecastFeed.cardAt(video, mediaTime)`).
 enum FeedPage {
     static func html(tenant: String, feedURL: String, hlsJSURL: String?) -> String {
         let hls = hlsJSURL.map { "<script src=\"\(PlayerPage.escape($0))\"></script>" } ?? ""
@@ -53,7 +54,8 @@ enum FeedPage {
         const slides = new Map();   // stream -> {el, show}
         const players = new Map();  // stream -> {video, hls}
         window.storecastFeed = { swipes: [], cards: [], maxPlayers: 0, destroyed: [], recoveries: 0, errors: 0, shows: () => shows.map(s => s.stream), players: () => [...players.keys()],
-          hlsOf: (stream) => players.has(stream) ? players.get(stream).hls : null, videoOf: (stream) => players.has(stream) ? players.get(stream).video : null };
+          hlsOf: (stream) => players.has(stream) ? players.get(stream).hls : null, videoOf: (stream) => players.has(stream) ? players.get(stream).video : null,
+          cardAt: storecastCardAt };
 
         function slideFor(show) {
           let s = slides.get(show.stream);

@@ -18,7 +18,8 @@ import Testing
         defer { nginx.stop(grace: 2) }
 
         // Pinned first, then by start time (newest first): alpha, then charlie, then bravo.
-        #expect(await TestEnvironment.http("PATCH", "\(api)/v1/tenants/shop/streams/alpha", json: #"{"pinned":true}"#)?.status == 200)
+        let pinned = await TestEnvironment.http("PATCH", "\(api)/v1/tenants/shop/streams/alpha", json: #"{"pinned":true}"#)
+        #expect(pinned?.status == 200, "pinning alpha: \(pinned.map { "\($0.status) \(String(decoding: $0.body, as: UTF8.self))" } ?? "no answer within 5 s")")
         #expect(await TestEnvironment.http("PUT", "\(api)/v1/tenants/shop/feed-settings", json: #"{"order":"started"}"#)?.status == 200)
         var publishers: [String: ServiceProcess] = [:]
         for show in ["alpha", "bravo", "charlie"] {

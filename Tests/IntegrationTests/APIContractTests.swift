@@ -11,6 +11,7 @@ import Testing
 @Suite(.serialized) struct APIContractTests {
     static let document = TestEnvironment.repositoryRoot.appendingPathComponent("schemas/openapi.yaml").path
     static let checker = TestEnvironment.repositoryRoot.appendingPathComponent("schemas/check_openapi.py").path
+    static let schemathesisSettings = TestEnvironment.repositoryRoot.appendingPathComponent("Tests/Tools/schemathesis.toml").path
 
     static func routesFile(_ routes: [APIRoute]) throws -> String {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("storecast-routes-\(UUID().uuidString.prefix(8)).txt").path
@@ -62,7 +63,7 @@ import Testing
 
         let schemathesis = try TestEnvironment.testTool("venv/bin/schemathesis")
         let (status, output) = try await ServiceProcess.run(schemathesis, [
-            "run", Self.document, "--url", api.base, "--header", "Authorization: Bearer \(TestEnvironment.adminToken)",
+            "--config-file", Self.schemathesisSettings, "run", Self.document, "--url", api.base, "--header", "Authorization: Bearer \(TestEnvironment.adminToken)",
             "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,negative_data_rejection",
             "--phases", "examples,coverage,fuzzing", "--max-examples", "20", "--workers", "2", "--request-timeout", "10",
             "--warnings", "off", "--no-color",

@@ -181,7 +181,7 @@ let package = Package(
         .testTarget(name: "StorecastWireTests", dependencies: ["StorecastWire", "BinaryCoding", "StorecastTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "ServiceLogicTests",
-            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "ControlPlane", "RTMP", "HLS", "StorecastWire", "StorecastRuntime", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["Ingest", "Transcoder", "Packager", "MetricsCollector", "ControlPlane", "RTMP", "HLS", "StorecastWire", "StorecastRuntime", "PostgresClient", "FFmpegCodecs", "MediaFormats", "StorecastTestSupport", .product(name: "Logging", package: "swift-log"),
                            .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "CompressNIO", package: "compress-nio"),
                            .product(name: "NIOCore", package: "swift-nio")],

@@ -280,12 +280,29 @@ public final class PackagerService: Service, Sendable {
             var wakeups = listener.wakeups.makeAsyncIterator()
             var book = HighlightBook()
             var failing = false
+            var woken: PostgresListener.Wakeup?
+            var watch = NotificationWatch()
             while !Task.isCancelled {
                 do {
                     let after = book.lastID
                     let read = try await database.run { try HighlightStore.since($0, afterID: after) }
                     if failing { logger.info("reading product highlights again") }
                     failing = false
+                    // Cards never read before (the read repeats the last 10 s, and cards of shows
+                    // not served here are let go at once, so the book would take those again).
+                    let foundNew = read.contains { $0.id > after ?? .min }
+                    switch watch.read(after: woken, foundNew: foundNew) {
+                    case .unheard(let reads):
+                        logger.warning("""
+                            product cards reach this packager only by its poll, up to a second late: \(reads) reads in a row found \
+                            cards no notification announced. Check that the database URL reaches PostgreSQL directly: through a \
+                            pooler in transaction mode, LISTEN hears nothing
+                            """, metadata: ["channel": "\(HighlightStore.channel)"])
+                    case .heardAgain:
+                        logger.info("product cards are announced again", metadata: ["channel": "\(HighlightStore.channel)"])
+                    case nil:
+                        break
+                    }
                     book.add(read)
                     book.prune(now: Date().timeIntervalSince1970, live: Set(store.keys().filter { store.package($0)?.ended == false }))
                     for key in book.byKey.keys {
@@ -299,7 +316,8 @@ public final class PackagerService: Service, Sendable {
                     if !failing { logger.warning("cannot read product highlights; shows go on without new cards until the database answers", metadata: ["error": "\(error)"]) }
                     failing = true
                 }
-                guard await wakeups.next() != nil else { break }
+                guard let next = await wakeups.next() else { break }
+                woken = next
             }
         }
         defer { cards.cancel() }

@@ -8,6 +8,8 @@ import Synchronization
 /// `wakeups` yields once per notification (coalesced: a reader busy when several come sees one),
 /// and also every `fallback` while connected, every `disconnectedFallback` while the connection
 /// is down or cannot be made, so a reader polls as before whenever notifications could be missed.
+/// Each wake-up says which it is, so a reader can tell notifications that never arrive
+/// (`NotificationWatch` in StorecastRuntime).
 /// Only the newest wake-up is kept, and wake-ups are at least `minimumGap` apart (a burst of
 /// notifications wakes the reader once, at the gap's end). The connection must be a session of its own (not through a
 /// pooler in transaction mode, where LISTEN hears nothing); TCP keepalives find a peer that is gone.
@@ -15,8 +17,11 @@ public final class PostgresListener: Sendable {
     public enum Wakeup: Sendable, Equatable {
         /// A NOTIFY on the channel committed.
         case notified
-        /// No notification within the fallback interval (or the connection is down).
+        /// No notification within the fallback interval, or the listener has just started
+        /// listening (rows may have come while no one listened).
         case timedOut
+        /// The connection is down or cannot be made: the reader polls every `disconnectedFallback`.
+        case disconnected
     }
 
     /// The listener's connection settings unless the connection string sets them: a connect
@@ -74,7 +79,7 @@ public final class PostgresListener: Sendable {
                         quietSince = .now
                     } catch {
                         report(false, error)
-                        wake(.timedOut)
+                        wake(.disconnected)
                         Thread.sleep(forTimeInterval: disconnectedFallback)
                         continue
                     }

@@ -133,6 +133,10 @@ import Testing
             print("HighlightTests: \(card["title"] ?? "?") shown on the frame at START-DATE \(Int((pdt - start).rounded())) ms")
             #expect(pdt - start >= -34 && pdt - start < 1000, "the card shows with its frame: \(card); every 250 ms since playing [ms, time, rendition, recoveries, buffered]: \(timeline)")
         }
+        // The cards were announced, so the packager does not say they come only by its poll
+        // (PostgresListenerTests has the case where it must).
+        let packagerLog = stack.service("storecast-packager")?.log ?? ""
+        #expect(!packagerLog.contains("reach this packager only by its poll"), "\(packagerLog.suffix(3000))")
         _ = await stack.stop()
     }
 }

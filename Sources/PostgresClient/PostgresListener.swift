@@ -8,11 +8,11 @@ import Synchronization
 /// `wakeups` yields once per notification (coalesced: a reader busy when several come sees one),
 /// and also every `fallback` while connected, every `disconnectedFallback` while the connection
 /// is down or cannot be made, so a reader polls as before whenever notifications could be missed.
-/// Each wake-up says which it is, so a reader can tell notifications that never arrive
-/// (`NotificationWatch` in StorecastRuntime).
 /// Only the newest wake-up is kept, and wake-ups are at least `minimumGap` apart (a burst of
-/// notifications wakes the reader once, at the gap's end). The connection must be a session of its own (not through a
-/// pooler in transaction mode, where LISTEN hears nothing); TCP keepalives find a peer that is gone.
+/// notifications wakes the reader once, at the gap's end). Each wake-up says what woke it, so a
+/// reader can tell notifications that never arrive (`NotificationWatch` in StorecastRuntime).
+/// The connection must be a session of its own (not through a pooler in transaction mode, where
+/// LISTEN hears nothing); TCP keepalives find a peer that is gone.
 public final class PostgresListener: Sendable {
     public enum Wakeup: Sendable, Equatable {
         /// A NOTIFY on the channel committed.

@@ -11,7 +11,7 @@ import PostgresClient
 /// A decider: the reader reports each read, and the watch says when to warn (once) and when
 /// notifications are heard again. Reads while the connection is down are not judged (its loss
 /// is logged on its own, by ``ListenerConnectionLog``).
-public struct NotificationWatch: Sendable, Equatable {
+public struct NotificationWatch: Sendable {
     public enum Action: Sendable, Equatable {
         /// `reads` reads in a row found rows no notification announced.
         case unheard(reads: Int)

@@ -19,7 +19,7 @@ import Testing
 
         // Pinned first, then by start time (newest first): alpha, then charlie, then bravo.
         let pinned = await TestEnvironment.http("PATCH", "\(api)/v1/tenants/shop/streams/alpha", json: #"{"pinned":true}"#)
-        #expect(pinned?.status == 200, "pinning alpha: \(pinned.map { "\($0.status) \(String(decoding: $0.body, as: UTF8.self))" } ?? "no answer within 5 s")")
+        #expect(pinned?.status == 200, "pinning alpha: \(TestEnvironment.describe(pinned))")
         #expect(await TestEnvironment.http("PUT", "\(api)/v1/tenants/shop/feed-settings", json: #"{"order":"started"}"#)?.status == 200)
         var publishers: [String: ServiceProcess] = [:]
         for show in ["alpha", "bravo", "charlie"] {

@@ -151,7 +151,7 @@ import Testing
         let (nginx, cdn, _) = try await CachedCrossOriginPlaybackTests.startCache(for: stack)
         defer { nginx.stop(grace: 2) }
         let pinned = await TestEnvironment.http("PATCH", "\(api)/v1/tenants/shop/streams/alpha", json: #"{"pinned":true}"#)
-        #expect(pinned?.status == 200, "pinning alpha: \(pinned.map { "\($0.status) \(String(decoding: $0.body, as: UTF8.self))" } ?? "no answer within 5 s")")
+        #expect(pinned?.status == 200, "pinning alpha: \(TestEnvironment.describe(pinned))")
         // Published at once: ingest reads the registered packagers every 2 s, so the shows may be
         // placed on its default packager before it knows this one is registered. Once it is, the
         // show's origin is recorded (LeaseScheduler's packagerRegistered), and the feed lists the

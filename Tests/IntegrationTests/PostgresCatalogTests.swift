@@ -205,13 +205,13 @@ import Testing
         }
         /// The first wake-up after the first `count` that `matches`, with its place.
         func first(after count: Int, within seconds: Double, where matches: (PostgresListener.Wakeup) -> Bool) async -> (index: Int, wakeup: PostgresListener.Wakeup)? {
-            let deadline = ContinuousClock.now + .seconds(seconds)
-            while ContinuousClock.now < deadline {
+            var found: (index: Int, wakeup: PostgresListener.Wakeup)?
+            _ = await StorecastStack.eventually(timeout: .seconds(seconds)) {
                 let list = seen.list.withLock { $0 }
-                if let i = list.indices.first(where: { $0 >= count && matches(list[$0]) }) { return (i, list[i]) }
-                try? await Task.sleep(for: .milliseconds(10))
+                found = list.indices.first { $0 >= count && matches(list[$0]) }.map { ($0, list[$0]) }
+                return found != nil
             }
-            return nil
+            return found
         }
     }
 

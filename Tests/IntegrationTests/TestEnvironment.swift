@@ -241,4 +241,9 @@ enum TestEnvironment {
         guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { return nil }
         return (http.statusCode, Array(data))
     }
+
+    /// What `http` got, for a failure's message: the status and body, or that none came in time.
+    static func describe(_ answer: (status: Int, body: [UInt8])?) -> String {
+        answer.map { "\($0.status) \(String(decoding: $0.body, as: UTF8.self))" } ?? "no answer within 5 s"
+    }
 }

@@ -76,10 +76,14 @@ public final class StreamEventFeed: Service, Sendable {
                                         onConnectionChange: ListenerConnectionLog.callback(logger, what: "stream events", pollingWhileDown: "every 250 ms"))
         defer { listener.stop() }
         var wakeups = listener.wakeups.makeAsyncIterator()
+        // Whether the listener hears the events: reads woken by the fallback that find events
+        // never handed out before, with no notification between them, say that it does not.
+        var watch = NotificationWatch()
         await withGracefulShutdownHandler {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                guard await wakeups.next() != nil else { break }
+                guard let wakeup = await wakeups.next() else { break }
                 let now = ContinuousClock.now
+                var foundNew = false
                 if subscribers.withLock({ $0.count > 0 }), let rows = try? await database.run({ db in
                     try db.execute(
                         """
@@ -91,10 +95,15 @@ public final class StreamEventFeed: Service, Sendable {
                     for i in 0..<rows.count {
                         guard let id = rows.int(i, "id"), published[id] == nil else { continue }
                         published[id] = now
+                        foundNew = true
                         publish("\(rows.value(i, "tenant") ?? "")/\(rows.value(i, "stream") ?? "")",
                                 .event(id: id, type: rows.value(i, "type") ?? "", body: rows.value(i, "body") ?? "{}"))
                     }
                 }
+                // Every wake-up is told, read or not: a notification heard while no one subscribed
+                // still shows that notifications arrive.
+                watch.read(after: wakeup, foundNew: foundNew)?.log(to: logger, rows: "stream events", reader: "the API's live status (…/events)",
+                                                                   poll: "a second", channel: WebhookOutbox.channel)
                 published = published.filter { now - $0.value < .seconds(Self.lookBack * 3) }
                 if now >= nextBeat {
                     nextBeat = now + Self.heartbeatInterval

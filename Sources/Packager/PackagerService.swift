@@ -291,18 +291,8 @@ public final class PackagerService: Service, Sendable {
                     // Cards never read before (the read repeats the last 10 s, and cards of shows
                     // not served here are let go at once, so the book would take those again).
                     let foundNew = read.contains { $0.id > after ?? .min }
-                    switch watch.read(after: woken, foundNew: foundNew) {
-                    case .unheard(let reads):
-                        logger.warning("""
-                            product cards reach this packager only by its poll, up to a second late: \(reads) reads in a row found \
-                            cards no notification announced. Check that the database URL reaches PostgreSQL directly: through a \
-                            pooler in transaction mode, LISTEN hears nothing
-                            """, metadata: ["channel": "\(HighlightStore.channel)"])
-                    case .heardAgain:
-                        logger.info("product cards are announced again", metadata: ["channel": "\(HighlightStore.channel)"])
-                    case nil:
-                        break
-                    }
+                    watch.read(after: woken, foundNew: foundNew)?.log(to: logger, rows: "product cards", reader: "this packager", poll: "a second",
+                                                                      channel: HighlightStore.channel)
                     book.add(read)
                     book.prune(now: Date().timeIntervalSince1970, live: Set(store.keys().filter { store.package($0)?.ended == false }))
                     for key in book.byKey.keys {

@@ -1,3 +1,4 @@
+import Logging
 import PostgresClient
 
 /// Whether a `PostgresListener`'s notifications arrive, judged from what its reader finds. A
@@ -45,6 +46,24 @@ public struct NotificationWatch: Sendable {
             return .unheard(reads: unannounced)
         case .disconnected, nil:
             return nil
+        }
+    }
+}
+
+extension NotificationWatch.Action {
+    /// Says what the watch decided, for an operator: `rows` names the rows in the reader's words
+    /// ("product cards"), `reader` where they are late ("this packager"), `poll` how often the
+    /// reader polls ("a second").
+    public func log(to logger: Logger, rows: String, reader: String, poll: String, channel: String) {
+        switch self {
+        case .unheard(let reads):
+            logger.warning("""
+                \(rows) reach \(reader) only by its poll, up to \(poll) late: \(reads) reads in a row found \(rows) no \
+                notification announced. Check that the database URL reaches PostgreSQL directly: through a pooler in \
+                transaction mode, LISTEN hears nothing
+                """, metadata: ["channel": "\(channel)"])
+        case .heardAgain:
+            logger.info("\(rows) are announced again", metadata: ["channel": "\(channel)"])
         }
     }
 }

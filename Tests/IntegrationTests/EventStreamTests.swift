@@ -179,6 +179,10 @@ import Testing
         }
         await browser.close()
         #expect(secret == ["none": "refused", "token": "state"], "\(secret)")
+        // The events were announced, so the API does not say they come only by its poll
+        // (PostgresListenerTests has the case where it must).
+        let apiLog = stack.service("storecast-api")?.log ?? ""
+        #expect(!apiLog.contains("reach the API's live status (…/events) only by its poll"), "\(apiLog.suffix(3000))")
         _ = await stack.stop()
     }
 

@@ -231,6 +231,16 @@ import Testing
         guard case .created = outcome else { Issue.record("the card was not created: \(outcome)"); return }
     }
 
+    /// A stack with the tenant shop's show provisioned, started and ready, and a connection to
+    /// its database.
+    static func startedShow() async throws -> (StorecastStack, PostgresExecutor) {
+        let stack = try StorecastStack()
+        _ = try await stack.provisionStream(tenant: "shop", stream: "show")
+        try stack.start()
+        try await stack.waitUntilReady()
+        return (stack, PostgresExecutor(conninfo: stack.database))
+    }
+
     /// A live show in a fresh database, and a listener on the cards' channel whose fallback is a
     /// minute: only a card's NOTIFY can wake it within a test's 10 s.
     static func listening() async throws -> (PostgresExecutor, PostgresListener, Wakeups) {
@@ -306,11 +316,7 @@ import Testing
     /// hears nothing) are still shown, and the packager says once why they are late; a card
     /// announced again is said too. (The table of when: NotificationWatchTests.)
     @Test func aPackagerWhoseCardsComeUnannouncedSaysSo() async throws {
-        let stack = try StorecastStack()
-        _ = try await stack.provisionStream(tenant: "shop", stream: "show")
-        try stack.start()
-        try await stack.waitUntilReady()
-        let db = PostgresExecutor(conninfo: stack.database)
+        let (stack, db) = try await Self.startedShow()
         defer { db.shutdown() }
         let stream = try #require(try await db.execute("SELECT id FROM streams WHERE slug = 'show'").int(0, "id"))
         let session = try await StreamCatalog(database: db).openSession(streamID: stream, ingestNode: "ingest-1", remoteAddress: "10.0.0.1:5000", client: "FMLE/3.0")
@@ -330,6 +336,43 @@ import Testing
         try await Self.post(db, "announced")
         let heard = await StorecastStack.eventually(timeout: .seconds(10)) { log().contains("product cards are announced again") }
         #expect(heard, "a card announced is noted:\n\(log().suffix(3000))")
+        _ = await stack.stop()
+    }
+
+    /// The same for the API's live status (`…/events`): stream events that reach it only by its
+    /// fallback poll (the outbox's announcing trigger turned off, as a pooler in transaction mode
+    /// would leave it deaf) are still handed to the player waiting on them, and the API says once
+    /// why they are late, and again when an event is announced.
+    @Test func anAPIWhoseStreamEventsComeUnannouncedSaysSo() async throws {
+        let (stack, db) = try await Self.startedShow()
+        defer { db.shutdown() }
+        // A player waiting on the show's events (the API reads the outbox only while one waits).
+        let player = try ServiceProcess(name: "events-player", executable: URL(fileURLWithPath: "/usr/bin/curl"),
+                                        arguments: ["-sN", "--max-time", "60", "http://127.0.0.1:\(stack.apiPort)/v1/tenants/shop/streams/show/events"],
+                                        logDirectory: URL(fileURLWithPath: NSTemporaryDirectory()))
+        defer { player.stop() }
+        let subscribed = await StorecastStack.eventually(timeout: .seconds(10)) { player.log.contains("event: state") }
+        try #require(subscribed, "the player's event stream opens: \(player.log)")
+        _ = try await db.execute("ALTER TABLE webhook_events DISABLE TRIGGER webhook_events_announced")
+        let log = { stack.service("storecast-api")?.log ?? "" }
+        let unheard = "reach the API's live status (…/events) only by its poll"
+        // One unannounced event every 1.3 s: the feed polls every second, so at least three polls
+        // in a row find one.
+        var said = false, emitted = 0
+        for n in 1...8 where !said {
+            _ = try await db.execute("SELECT storecast_emit(id, 'stream.health_changed', jsonb_build_object('tenant', 'shop', 'stream', 'show', 'n', $1::int)) FROM tenants WHERE slug = 'shop'",
+                                     [String(n)])
+            emitted = n
+            said = await StorecastStack.eventually(timeout: .milliseconds(1300)) { log().contains(unheard) }
+        }
+        #expect(said, "the API says why its stream events are late:\n\(log().suffix(3000))")
+        #expect(log().components(separatedBy: unheard).count == 2, "once")
+        let handed = await StorecastStack.eventually(timeout: .seconds(5)) { player.log.components(separatedBy: "\"n\":").count - 1 >= emitted }
+        #expect(handed, "every unannounced event still reaches the player (\(emitted) emitted):\n\(player.log.suffix(3000))")
+        _ = try await db.execute("ALTER TABLE webhook_events ENABLE TRIGGER webhook_events_announced")
+        _ = try await db.execute("SELECT storecast_emit(id, 'stream.health_changed', '{\"tenant\": \"shop\", \"stream\": \"show\"}'::jsonb) FROM tenants WHERE slug = 'shop'")
+        let heard = await StorecastStack.eventually(timeout: .seconds(10)) { log().contains("stream events are announced again") }
+        #expect(heard, "an event announced is noted:\n\(log().suffix(3000))")
         _ = await stack.stop()
     }
 

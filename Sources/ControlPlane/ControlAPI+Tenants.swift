@@ -42,7 +42,7 @@ extension ControlAPIHandlers {
         switch input.body { case .json(let json): body = json }
         let change = TenantStore.Change(name: body.name, maxConcurrentStreams: body.maxConcurrentStreams, storageQuotaBytes: body.storageQuotaBytes.map(Int64.init),
                                         maxSourceShortSide: body.maxSourceShortSide, maxSourceFrameRate: body.maxSourceFrameRate,
-                                        maxRenditionShortSide: body.maxRenditionShortSide)
+                                        maxRenditionShortSide: body.maxRenditionShortSide, maxRestreamTargets: body.maxRestreamTargets)
         if let (field, message) = change.problem() { throw APIError.badRequest(message, field: field) }
         guard let updated = try await ControlAPI.guarded({ try await catalog.database.run { try TenantStore.update($0, slug: tenant, change) } }) else {
             throw APIError.notFound(AccessPolicy.notFoundMessage(tenant))
@@ -93,7 +93,7 @@ extension Components.Schemas.Tenant {
     init(_ row: TenantStore.Row) throws {
         self.init(slug: row.slug, name: row.name, maxConcurrentStreams: row.maxConcurrentStreams, storageQuotaBytes: Int(row.storageQuotaBytes),
                   maxSourceShortSide: row.maxSourceShortSide, maxSourceFrameRate: row.maxSourceFrameRate, maxRenditionShortSide: row.maxRenditionShortSide,
-                  suspendedAt: try row.suspendedAt.map(MillisecondDates.date), liveStreams: row.liveStreams, createdAt: try MillisecondDates.date(row.createdAt))
+                  maxRestreamTargets: row.maxRestreamTargets, suspendedAt: try row.suspendedAt.map(MillisecondDates.date), liveStreams: row.liveStreams, createdAt: try MillisecondDates.date(row.createdAt))
     }
 }
 

@@ -111,6 +111,7 @@ paths:
                 maxSourceShortSide: {type: integer, minimum: 144, maximum: 4320}
                 maxSourceFrameRate: {type: number, minimum: 1, maximum: 240}
                 maxRenditionShortSide: {type: integer, minimum: 144, maximum: 2160, multipleOf: 2, description: "The maximum ladder: the largest rendition the tenant's shows are transcoded to, as a short side in pixels (720 for 720p). Rungs above it are left out from the next publish; ladder profiles with a rung above it are refused. 2160, the default, is no ceiling."}
+                maxRestreamTargets: {type: integer, minimum: 0, maximum: 10, description: "The restream quota: how many restream targets (RTMP or RTMPS destinations such as YouTube or Twitch) each of the tenant's shows may send to at once. 3 by default; 0 turns restreaming off. Restreaming itself is not in this release; the quota is set ahead of it."}
       responses:
         "200":
           description: The tenant as it is now.
@@ -1081,7 +1082,7 @@ components:
         bitrate: {type: integer, minimum: 50000, maximum: 50000000}
     Tenant:
       type: object
-      required: [slug, name, maxConcurrentStreams, storageQuotaBytes, maxSourceShortSide, maxSourceFrameRate, maxRenditionShortSide, liveStreams, createdAt]
+      required: [slug, name, maxConcurrentStreams, storageQuotaBytes, maxSourceShortSide, maxSourceFrameRate, maxRenditionShortSide, maxRestreamTargets, liveStreams, createdAt]
       properties:
         slug: {$ref: "#/components/schemas/Slug"}
         name: {type: string}
@@ -1090,6 +1091,7 @@ components:
         maxSourceShortSide: {type: integer}
         maxSourceFrameRate: {type: number}
         maxRenditionShortSide: {type: integer}
+        maxRestreamTargets: {type: integer, description: "How many restream targets each of its shows may send to at once (0 - no restreaming)."}
         suspendedAt: {type: string, format: date-time, description: Present while suspended.}
         liveStreams: {type: integer}
         createdAt: {type: string, format: date-time}

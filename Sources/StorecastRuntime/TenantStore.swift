@@ -13,6 +13,8 @@ public enum TenantStore {
         public var maxSourceFrameRate: Double
         /// The largest rendition its shows are transcoded to (short side in pixels).
         public var maxRenditionShortSide: Int
+        /// How many restream targets each of its shows may send to at once (0: no restreaming).
+        public var maxRestreamTargets: Int
         /// When the operator suspended it (its keys are refused and its streams cannot start).
         public var suspendedAt: String?
         public var liveStreams: Int
@@ -44,15 +46,21 @@ public enum TenantStore {
         public var maxSourceShortSide: Int?
         public var maxSourceFrameRate: Double?
         public var maxRenditionShortSide: Int?
+        public var maxRestreamTargets: Int?
 
-        public init(name: String? = nil, maxConcurrentStreams: Int? = nil, storageQuotaBytes: Int64? = nil, maxSourceShortSide: Int? = nil, maxSourceFrameRate: Double? = nil, maxRenditionShortSide: Int? = nil) {
+        public init(name: String? = nil, maxConcurrentStreams: Int? = nil, storageQuotaBytes: Int64? = nil, maxSourceShortSide: Int? = nil, maxSourceFrameRate: Double? = nil,
+                    maxRenditionShortSide: Int? = nil, maxRestreamTargets: Int? = nil) {
             self.maxRenditionShortSide = maxRenditionShortSide
+            self.maxRestreamTargets = maxRestreamTargets
             self.name = name
             self.maxConcurrentStreams = maxConcurrentStreams
             self.storageQuotaBytes = storageQuotaBytes
             self.maxSourceShortSide = maxSourceShortSide
             self.maxSourceFrameRate = maxSourceFrameRate
         }
+
+        /// The restream quota's range (the column's check): 0 turns restreaming off.
+        public static let restreamTargets = 0...10
 
         /// The first field out of range, with what it must be; nil when every field is valid.
         public func problem() -> (field: String, message: String)? {
@@ -63,6 +71,9 @@ public enum TenantStore {
             if let fps = maxSourceFrameRate, !(1...240).contains(fps) { return ("maxSourceFrameRate", "maxSourceFrameRate must be from 1 to 240") }
             if let side = maxRenditionShortSide, !(144...2160).contains(side) || side % 2 != 0 {
                 return ("maxRenditionShortSide", "maxRenditionShortSide must be an even number from 144 to 2160")
+            }
+            if let n = maxRestreamTargets, !Self.restreamTargets.contains(n) {
+                return ("maxRestreamTargets", "maxRestreamTargets must be from \(Self.restreamTargets.lowerBound) to \(Self.restreamTargets.upperBound)")
             }
             return nil
         }
@@ -75,10 +86,12 @@ public enum TenantStore {
             UPDATE tenants SET name = coalesce($2, name), max_concurrent_streams = coalesce($3::int, max_concurrent_streams),
                 storage_quota_bytes = coalesce($4::bigint, storage_quota_bytes), max_source_short_side = coalesce($5::int, max_source_short_side),
                 max_source_frame_rate = coalesce($6::double precision, max_source_frame_rate),
-                max_rendition_short_side = coalesce($7::int, max_rendition_short_side)
+                max_rendition_short_side = coalesce($7::int, max_rendition_short_side),
+                max_restream_targets = coalesce($8::int, max_restream_targets)
             WHERE slug = $1
             """, [slug, change.name, change.maxConcurrentStreams.map(String.init), change.storageQuotaBytes.map(String.init),
-                  change.maxSourceShortSide.map(String.init), change.maxSourceFrameRate.map { String($0) }, change.maxRenditionShortSide.map(String.init)])
+                  change.maxSourceShortSide.map(String.init), change.maxSourceFrameRate.map { String($0) }, change.maxRenditionShortSide.map(String.init),
+                  change.maxRestreamTargets.map(String.init)])
         return try find(db, slug: slug)
     }
 
@@ -114,7 +127,7 @@ public enum TenantStore {
 
     private static let columns = """
         t.slug, t.name, t.max_concurrent_streams, t.storage_quota_bytes, t.max_source_short_side, t.max_source_frame_rate,
-        t.max_rendition_short_side, \(SQLTime.utc("t.suspended_at")) AS suspended_at,
+        t.max_rendition_short_side, t.max_restream_targets, \(SQLTime.utc("t.suspended_at")) AS suspended_at,
         (SELECT count(*) FROM streams s WHERE s.tenant_id = t.id AND s.status IN ('live', 'reconnecting')) AS live,
         \(SQLTime.utc("t.created_at")) AS created_at
         """
@@ -123,7 +136,7 @@ public enum TenantStore {
         Row(slug: rows.value(i, "slug") ?? "", name: rows.value(i, "name") ?? "",
             maxConcurrentStreams: Int(rows.int(i, "max_concurrent_streams") ?? 0), storageQuotaBytes: rows.int(i, "storage_quota_bytes") ?? 0,
             maxSourceShortSide: Int(rows.int(i, "max_source_short_side") ?? 0), maxSourceFrameRate: rows.value(i, "max_source_frame_rate").flatMap(Double.init) ?? 0,
-            maxRenditionShortSide: Int(rows.int(i, "max_rendition_short_side") ?? 0),
+            maxRenditionShortSide: Int(rows.int(i, "max_rendition_short_side") ?? 0), maxRestreamTargets: Int(rows.int(i, "max_restream_targets") ?? 0),
             suspendedAt: rows.value(i, "suspended_at"), liveStreams: Int(rows.int(i, "live") ?? 0), createdAt: rows.value(i, "created_at") ?? "")
     }
 }

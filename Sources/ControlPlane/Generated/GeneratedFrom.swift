@@ -3,5 +3,5 @@
 /// schemas/openapi.yaml).
 enum GeneratedFrom {
     static let generator = "swift-openapi-generator 1.14.3"
-    static let documentSHA256 = "07e173b7ec5ec50e797e35ea586527a08f02f29b6b410f92ef86dacd6f6d4b1d"
+    static let documentSHA256 = "d9f02deb42cd73972dbd763f268a94cb750b9e9465f84f709058b48de4265797"
 }

@@ -127,6 +127,10 @@ extension Components {
             internal var maxSourceFrameRate: Swift.Double
             /// - Remark: Generated from `#/components/schemas/Tenant/maxRenditionShortSide`.
             internal var maxRenditionShortSide: Swift.Int
+            /// How many restream targets each of its shows may send to at once (0 - no restreaming).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tenant/maxRestreamTargets`.
+            internal var maxRestreamTargets: Swift.Int
             /// Present while suspended.
             ///
             /// - Remark: Generated from `#/components/schemas/Tenant/suspendedAt`.
@@ -145,6 +149,7 @@ extension Components {
             ///   - maxSourceShortSide:
             ///   - maxSourceFrameRate:
             ///   - maxRenditionShortSide:
+            ///   - maxRestreamTargets: How many restream targets each of its shows may send to at once (0 - no restreaming).
             ///   - suspendedAt: Present while suspended.
             ///   - liveStreams:
             ///   - createdAt:
@@ -156,6 +161,7 @@ extension Components {
                 maxSourceShortSide: Swift.Int,
                 maxSourceFrameRate: Swift.Double,
                 maxRenditionShortSide: Swift.Int,
+                maxRestreamTargets: Swift.Int,
                 suspendedAt: Foundation.Date? = nil,
                 liveStreams: Swift.Int,
                 createdAt: Foundation.Date
@@ -167,6 +173,7 @@ extension Components {
                 self.maxSourceShortSide = maxSourceShortSide
                 self.maxSourceFrameRate = maxSourceFrameRate
                 self.maxRenditionShortSide = maxRenditionShortSide
+                self.maxRestreamTargets = maxRestreamTargets
                 self.suspendedAt = suspendedAt
                 self.liveStreams = liveStreams
                 self.createdAt = createdAt
@@ -179,6 +186,7 @@ extension Components {
                 case maxSourceShortSide
                 case maxSourceFrameRate
                 case maxRenditionShortSide
+                case maxRestreamTargets
                 case suspendedAt
                 case liveStreams
                 case createdAt

@@ -544,6 +544,10 @@ internal enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/json/maxRenditionShortSide`.
                     internal var maxRenditionShortSide: Swift.Int?
+                    /// The restream quota: how many restream targets (RTMP or RTMPS destinations such as YouTube or Twitch) each of the tenant's shows may send to at once. 3 by default; 0 turns restreaming off. Restreaming itself is not in this release; the quota is set ahead of it.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/json/maxRestreamTargets`.
+                    internal var maxRestreamTargets: Swift.Int?
                     /// Creates a new `JsonPayload`.
                     ///
                     /// - Parameters:
@@ -553,13 +557,15 @@ internal enum Operations {
                     ///   - maxSourceShortSide:
                     ///   - maxSourceFrameRate:
                     ///   - maxRenditionShortSide: The maximum ladder: the largest rendition the tenant's shows are transcoded to, as a short side in pixels (720 for 720p). Rungs above it are left out from the next publish; ladder profiles with a rung above it are refused. 2160, the default, is no ceiling.
+                    ///   - maxRestreamTargets: The restream quota: how many restream targets (RTMP or RTMPS destinations such as YouTube or Twitch) each of the tenant's shows may send to at once. 3 by default; 0 turns restreaming off. Restreaming itself is not in this release; the quota is set ahead of it.
                     internal init(
                         name: Swift.String? = nil,
                         maxConcurrentStreams: Swift.Int? = nil,
                         storageQuotaBytes: Swift.Int? = nil,
                         maxSourceShortSide: Swift.Int? = nil,
                         maxSourceFrameRate: Swift.Double? = nil,
-                        maxRenditionShortSide: Swift.Int? = nil
+                        maxRenditionShortSide: Swift.Int? = nil,
+                        maxRestreamTargets: Swift.Int? = nil
                     ) {
                         self.name = name
                         self.maxConcurrentStreams = maxConcurrentStreams
@@ -567,6 +573,7 @@ internal enum Operations {
                         self.maxSourceShortSide = maxSourceShortSide
                         self.maxSourceFrameRate = maxSourceFrameRate
                         self.maxRenditionShortSide = maxRenditionShortSide
+                        self.maxRestreamTargets = maxRestreamTargets
                     }
                     internal enum CodingKeys: String, CodingKey {
                         case name
@@ -575,6 +582,7 @@ internal enum Operations {
                         case maxSourceShortSide
                         case maxSourceFrameRate
                         case maxRenditionShortSide
+                        case maxRestreamTargets
                     }
                     internal init(from decoder: any Swift.Decoder) throws {
                         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -602,13 +610,18 @@ internal enum Operations {
                             Swift.Int.self,
                             forKey: .maxRenditionShortSide
                         )
+                        self.maxRestreamTargets = try container.decodeIfPresent(
+                            Swift.Int.self,
+                            forKey: .maxRestreamTargets
+                        )
                         try decoder.ensureNoAdditionalProperties(knownKeys: [
                             "name",
                             "maxConcurrentStreams",
                             "storageQuotaBytes",
                             "maxSourceShortSide",
                             "maxSourceFrameRate",
-                            "maxRenditionShortSide"
+                            "maxRenditionShortSide",
+                            "maxRestreamTargets"
                         ])
                     }
                 }

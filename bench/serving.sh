@@ -13,6 +13,9 @@
 # ROUNDS=K (default 3) repeats the side-by-side K times, each round on a fresh part, alternating
 # the servers, and reports every round's ratios and their medians: on this shared machine a
 # server's figure moves by a quarter from one minute to the next, so one round can land either way.
+# Each measurement also counts the CPU time the server's own processes spent over it (user and
+# system, every thread, from /proc), as CPU per answer: what serving a viewer costs an operator,
+# which the load tool, on the same two cores, does not let a rate of answers show alone.
 # Needs: nginx wrk nghttp2-client (h2load) ffmpeg openssl postgresql (apt). SKIP_BUILD=1 reuses
 # .build/release. Prints each tool's summary and a table of ratios; fails when a part is missing.
 set -euo pipefail
@@ -47,6 +50,7 @@ base="http://127.0.0.1:18083/live/demo/demo-show"
 for _ in $(seq 1 60); do curl -sf "$base/master.m3u8" >/dev/null && break; sleep 0.5; done
 variant=$(curl -sf "$base/master.m3u8" | grep -m1 -o '^[0-9a-z]*/360p/index.m3u8') \
     || { echo "bench/serving.sh: the show never went live" >&2; exit 1; }
+packager=$(pgrep -P $dev -x storecast-packa) || { echo "bench/serving.sh: no packager process under storecast dev ($dev); no figure is printed" >&2; exit 1; }
 sleep 3
 media="$base/${variant%/index.m3u8}"
 static="$out/serving-static"; rm -rf "$static"; mkdir -p "$static"
@@ -88,15 +92,30 @@ NGINX
 }
 stop_nginx() { kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_conf=""; }
 
+# The CPU time (user and system, in clock ticks, every thread) these processes have spent so far.
+cpu_ticks() {
+    local t=0 p stat fields
+    for p in "$@"; do
+        stat=$(cat "/proc/$p/stat" 2>/dev/null) || { echo "bench/serving.sh: server process $p is gone; no figure is printed" >&2; return 1; }
+        read -ra fields <<< "${stat##*) }"  # from field 3 on (the name, field 2, may hold spaces)
+        t=$((t + fields[11] + fields[12]))   # utime (14) and stime (15)
+    done
+    echo "$t"
+}
 rps_wrk() { awk '/Requests\/sec/ {print $2}' "$1"; }
 rps_h2() { awk '/finished in/ {print $4}' "$1"; }
 h2_all_2xx() { grep -q " 0 4xx, 0 5xx" "$1"; }  # $1: h2load's output
-measure() {  # $1 label, $2 http url, $3 https url
+measure() {  # $1 label, $2 http url, $3 https url, $4 the server's process ids
+    local before
+    before=$(cpu_ticks $4)
     wrk -t2 -c1000 -d"${SECS}s" --latency "$2" > "$out/serving-wrk-$1.txt" 2>&1
+    echo $(( $(cpu_ticks $4) - before )) > "$out/serving-cpu-wrk-$1.txt"
     if grep -q "Socket errors" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: wrk saw errors (a refused connection counts fewer clients):" >&2; grep "Socket errors" "$out/serving-wrk-$1.txt" >&2; fi
     # An answer other than the part (a 404 once it left memory, say) is not a figure of serving it.
     if grep -q "Non-2xx" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: answers other than 2xx; no figure is printed:" >&2; grep "Non-2xx" "$out/serving-wrk-$1.txt" >&2; exit 1; fi
+    before=$(cpu_ticks $4)
     h2load -c100 -m10 -t2 -D "$SECS" "$3" > "$out/serving-h2load-$1.txt" 2>&1
+    echo $(( $(cpu_ticks $4) - before )) > "$out/serving-cpu-h2load-$1.txt"
     grep -q " 0 failed, 0 errored" "$out/serving-h2load-$1.txt" || echo "($1: h2load saw failures, see $out/serving-h2load-$1.txt)" >&2
     h2_all_2xx "$out/serving-h2load-$1.txt" || { echo "bench/serving.sh: $1: h2load got 4xx or 5xx answers; no figure is printed" >&2; exit 1; }
     echo "$1: HTTP/1.1 $(rps_wrk "$out/serving-wrk-$1.txt") req/s, HTTP/2 $(rps_h2 "$out/serving-h2load-$1.txt") req/s" >&2
@@ -123,17 +142,19 @@ start_ceiling() {  # $1 mode, $2 label; sets ceiling
 for round in $(seq 1 "$ROUNDS"); do
     fresh_part "$round"
     echo "Storecast packager (from memory)" >&2
-    measure "storecast-$round" "$media/$part" "https://127.0.0.1:18483/${media#http://127.0.0.1:18083/}/$part"
+    measure "storecast-$round" "$media/$part" "https://127.0.0.1:18483/${media#http://127.0.0.1:18083/}/$part" "$packager"
     for mode in defaults matched; do
         echo "nginx at $mode (static file)" >&2
         write_nginx "$mode"
-        measure "nginx-$mode-$round" "http://127.0.0.1:18093/part.m4s" "https://127.0.0.1:18493/part.m4s"
+        measure "nginx-$mode-$round" "http://127.0.0.1:18093/part.m4s" "https://127.0.0.1:18493/part.m4s" "$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"
         stop_nginx
     done
     for mode in multiplexer frames; do
         label="ceiling-$mode-$round"
         start_ceiling "$mode" "$label" || exit 1
+        before=$(cpu_ticks $ceiling)
         h2load -c100 -m10 -t2 -D "$SECS" "https://127.0.0.1:18495/part.m4s" > "$out/serving-h2load-$label.txt" 2>&1
+        echo $(( $(cpu_ticks $ceiling) - before )) > "$out/serving-cpu-h2load-$label.txt"
         kill $ceiling; wait $ceiling 2>/dev/null || true; ceiling=""
         grep -q " 0 failed, 0 errored" "$out/serving-h2load-$label.txt" && h2_all_2xx "$out/serving-h2load-$label.txt" \
             || { echo "bench/serving.sh: h2ceiling ($mode): h2load saw failures or non-2xx; no figure is printed" >&2; cat "$out/serving-h2load-$label.txt" >&2; exit 1; }
@@ -162,8 +183,17 @@ echo "Storecast: 1,000 players blocked on the live edge (20 s)" >&2
 python3 bench/blocking_fanout.py "$media/index.m3u8" 1000 20 | tee "$out/serving-fanout.json"
 
 python3 - "$out" "$ROUNDS" "$paths" <<'PY'
-import re, statistics, sys
+import os, re, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
+tick = os.sysconf("SC_CLK_TCK")
+def cpu(tool, label):
+    """The server's CPU time per answer of one measurement, in microseconds."""
+    text = open(f"{out}/serving-{tool}-{label}.txt").read()
+    m = re.search(r"(\d+) requests in", text) if tool == "wrk" else re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", text)
+    ticks = int(open(f"{out}/serving-cpu-{tool}-{label}.txt").read())
+    if not m or int(m.group(1)) == 0 or ticks <= 0:
+        sys.exit(f"no CPU figure for {tool} {label} (answers {m and m.group(1)}, ticks {ticks})")
+    return ticks / tick / int(m.group(1)) * 1e6
 def wrk(label):
     m = re.search(r"Requests/sec:\s+([\d.]+)", open(f"{out}/serving-wrk-{label}.txt").read())
     if not m: sys.exit(f"no wrk figure for {label}")
@@ -198,6 +228,17 @@ row("Storecast packager", s2)
 row("swift-nio-http2, a child channel per stream (bench/h2ceiling multiplexer)", cm)
 row("swift-nio-http2, frames on the connection (bench/h2ceiling frames)", cf)
 row("nginx matched", m2)
+print()
+print("| CPU per answer, the server's own processes (µs, each round) | HTTP/1.1, wrk | / nginx matched's, median | HTTP/2, h2load | / nginx matched's, median |")
+print("|---|---|---|---|---|")
+c1 = {k: [cpu("wrk", f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched")}
+c2 = {k: [cpu("h2load", f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched", "ceiling-multiplexer", "ceiling-frames")}
+def us(xs): return " / ".join(f"{x:.1f}" for x in xs)
+def vs(xs, ref): return f"{med([a/b for a, b in zip(xs, ref)]):.2f}x"
+for name, k in (("Storecast packager", "storecast"), ("nginx defaults", "nginx-defaults"), ("nginx matched", "nginx-matched"),
+                ("bench/h2ceiling multiplexer", "ceiling-multiplexer"), ("bench/h2ceiling frames", "ceiling-frames")):
+    h1 = (us(c1[k]), vs(c1[k], c1["nginx-matched"])) if k in c1 else ("", "")
+    print(f"| {name} | {h1[0]} | {h1[1]} | {us(c2[k])} | {vs(c2[k], c2['nginx-matched'])} |")
 print()
 print("| HTTP/1.1 tail, wrk 1,000 connections, last round | Storecast | nginx defaults | nginx matched |")
 print("|---|---|---|---|")

@@ -11,6 +11,9 @@ Every second it reads hls.js's level, its bandwidth estimate and its latency. Pr
 player: the share of time on each rendition (by height), the level switches, the estimate's
 p50/p95, stalls and fatal errors; and the two top-rung shares side by side.
 ABR_DOWNLINK_KBPS=N throttles each browser's network to N kbit/s (Chromium's own throttling).
+ABR_WITHOUT_PROBES=1 adds a third player: Storecast's page with its rung probes stopped (their
+timer cleared as soon as the page has made it, and again every second, so no probe is sent), to
+tell what the probes do from what the rest of the page does.
 
   bench/hlsjs_abr.py PAGE_URL RTMP_URL MINUTES [SIZE]
 
@@ -43,7 +46,11 @@ STOCK_PAGE = """<!doctype html><html><body><video id="player" muted autoplay pla
 </script></body></html>"""
 
 
-def watch(page, minutes, downlink, label):
+STOP_PROBES = """const h = window.storecastHls;
+    if (h && h.storecastProbeTimer) { clearInterval(h.storecastProbeTimer); h.storecastProbeTimer = null; h.storecastProbesStopped = true; }"""
+
+
+def watch(page, minutes, downlink, label, probes=True):
     """One player for MINUTES: its levels, estimates and stalls, as a dict."""
     driver, base = start_driver()
     session = None
@@ -57,6 +64,8 @@ def watch(page, minutes, downlink, label):
         playing = "return (document.getElementById('player') || {}).currentTime > 1"
         deadline = time.time() + 40
         while time.time() < deadline and not evaluate(base, session, playing):
+            if not probes:
+                evaluate(base, session, STOP_PROBES)
             time.sleep(0.5)
         if not evaluate(base, session, playing):
             seen = evaluate(base, session, """const v = document.getElementById('player'), h = window.storecastHls;
@@ -67,6 +76,8 @@ def watch(page, minutes, downlink, label):
             sys.exit(f"hlsjs_abr: {label} plays without hls.js (window.storecastHls is missing): no figure")
         samples, end = [], time.time() + minutes * 60
         while time.time() < end:
+            if not probes:
+                evaluate(base, session, STOP_PROBES)
             time.sleep(1)
             s = evaluate(base, session, """
                 const h = window.storecastHls; if (!h || h.currentLevel < 0 || !h.levels[h.currentLevel]) return null;
@@ -107,7 +118,9 @@ def main():
     origin = "/".join(page.split("/")[:3])
     tenant, stream = page.split("?")[0].rstrip("/").split("/")[-2:]
     stock = STOCK_PAGE.replace("ORIGIN", origin).replace("TENANT", tenant).replace("STREAM", stream)
-    publisher = Publisher(rtmp, int(2 * minutes * 60) + 90, size=size)
+    players = 3 if os.environ.get("ABR_WITHOUT_PROBES") == "1" else 2
+    # Each player may take up to 40 s to start, after the publisher's first 6 s.
+    publisher = Publisher(rtmp, int(players * (minutes * 60 + 45)) + 60, size=size)
     try:
         time.sleep(6)
         # The bare page from another origin, as a shop's own site would serve it.
@@ -128,12 +141,17 @@ def main():
         threading.Thread(target=server.serve_forever, daemon=True).start()
         results = [watch(f"http://127.0.0.1:{server.server_address[1]}/stock.html", minutes, downlink, "stock hls.js"),
                    watch(page + ("&" if "?" in page else "?") + "player=hls.js", minutes, downlink, "Storecast's page")]
+        if os.environ.get("ABR_WITHOUT_PROBES") == "1":
+            results.append(watch(page + ("&" if "?" in page else "?") + "player=hls.js", minutes, downlink, "Storecast's page, probes stopped", probes=False))
+            if results[-1]["probes"]:
+                sys.exit(f"hlsjs_abr: the page sent {results[-1]['probes']} probes with its probes stopped: no figure")
     finally:
         publisher.proc.terminate()
         publisher.proc.wait()
     top = [r["share_of_time"][f"{r['ladder'][-1][0]}p"] if r["ladder"] else None for r in results]
-    print(json.dumps({"minutes_each": minutes, "source": size, "downlink_kbps": downlink or None, "players": results,
-                      "top_rung_share": {"stock hls.js": top[0], "Storecast's page": top[1]}}))
+    print(json.dumps({"minutes_each": minutes, "source": size, "downlink_kbps": downlink or None,
+                      "link_kbps": int(os.environ.get("ABR_LINK_KBPS", "0")) or None, "players": results,
+                      "top_rung_share": {r["player"]: t for r, t in zip(results, top)}}))
 
 
 if __name__ == "__main__":

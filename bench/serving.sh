@@ -105,17 +105,22 @@ cpu_ticks() {
 rps_wrk() { awk '/Requests\/sec/ {print $2}' "$1"; }
 rps_h2() { awk '/finished in/ {print $4}' "$1"; }
 h2_all_2xx() { grep -q " 0 4xx, 0 5xx" "$1"; }  # $1: h2load's output
+# Runs a load tool (its output to $3) against a server whose processes are $1, and writes to
+# $out/serving-cpu-$2.txt the CPU ticks they spent over it and the milliseconds it took.
+with_cpu() {  # $1 the server's process ids, $2 label, $3 the tool's output file, then the tool and its arguments
+    local pids=$1 label=$2 output=$3 before after start
+    shift 3
+    before=$(cpu_ticks $pids); start=$(date +%s%3N)
+    "$@" > "$output" 2>&1
+    after=$(cpu_ticks $pids)
+    echo "$((after - before)) $(( $(date +%s%3N) - start ))" > "$out/serving-cpu-$label.txt"
+}
 measure() {  # $1 label, $2 http url, $3 https url, $4 the server's process ids
-    local before
-    before=$(cpu_ticks $4)
-    wrk -t2 -c1000 -d"${SECS}s" --latency "$2" > "$out/serving-wrk-$1.txt" 2>&1
-    echo $(( $(cpu_ticks $4) - before )) > "$out/serving-cpu-wrk-$1.txt"
+    with_cpu "$4" "wrk-$1" "$out/serving-wrk-$1.txt" wrk -t2 -c1000 -d"${SECS}s" --latency "$2"
     if grep -q "Socket errors" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: wrk saw errors (a refused connection counts fewer clients):" >&2; grep "Socket errors" "$out/serving-wrk-$1.txt" >&2; fi
     # An answer other than the part (a 404 once it left memory, say) is not a figure of serving it.
     if grep -q "Non-2xx" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: answers other than 2xx; no figure is printed:" >&2; grep "Non-2xx" "$out/serving-wrk-$1.txt" >&2; exit 1; fi
-    before=$(cpu_ticks $4)
-    h2load -c100 -m10 -t2 -D "$SECS" "$3" > "$out/serving-h2load-$1.txt" 2>&1
-    echo $(( $(cpu_ticks $4) - before )) > "$out/serving-cpu-h2load-$1.txt"
+    with_cpu "$4" "h2load-$1" "$out/serving-h2load-$1.txt" h2load -c100 -m10 -t2 -D "$SECS" "$3"
     grep -q " 0 failed, 0 errored" "$out/serving-h2load-$1.txt" || echo "($1: h2load saw failures, see $out/serving-h2load-$1.txt)" >&2
     h2_all_2xx "$out/serving-h2load-$1.txt" || { echo "bench/serving.sh: $1: h2load got 4xx or 5xx answers; no figure is printed" >&2; exit 1; }
     echo "$1: HTTP/1.1 $(rps_wrk "$out/serving-wrk-$1.txt") req/s, HTTP/2 $(rps_h2 "$out/serving-h2load-$1.txt") req/s" >&2
@@ -139,6 +144,9 @@ start_ceiling() {  # $1 mode, $2 label; sets ceiling
     done
     return 1
 }
+# The packager's own work for the live show (taking in and packaging its parts), with no player:
+# subtracted from its CPU under load, which nginx and h2ceiling do not have.
+with_cpu "$packager" idle-packager /dev/null sleep 5
 for round in $(seq 1 "$ROUNDS"); do
     fresh_part "$round"
     echo "Storecast packager (from memory)" >&2
@@ -152,9 +160,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for mode in multiplexer frames; do
         label="ceiling-$mode-$round"
         start_ceiling "$mode" "$label" || exit 1
-        before=$(cpu_ticks $ceiling)
-        h2load -c100 -m10 -t2 -D "$SECS" "https://127.0.0.1:18495/part.m4s" > "$out/serving-h2load-$label.txt" 2>&1
-        echo $(( $(cpu_ticks $ceiling) - before )) > "$out/serving-cpu-h2load-$label.txt"
+        with_cpu "$ceiling" "h2load-$label" "$out/serving-h2load-$label.txt" h2load -c100 -m10 -t2 -D "$SECS" "https://127.0.0.1:18495/part.m4s"
         kill $ceiling; wait $ceiling 2>/dev/null || true; ceiling=""
         grep -q " 0 failed, 0 errored" "$out/serving-h2load-$label.txt" && h2_all_2xx "$out/serving-h2load-$label.txt" \
             || { echo "bench/serving.sh: h2ceiling ($mode): h2load saw failures or non-2xx; no figure is printed" >&2; cat "$out/serving-h2load-$label.txt" >&2; exit 1; }
@@ -186,14 +192,25 @@ python3 - "$out" "$ROUNDS" "$paths" <<'PY'
 import os, re, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 tick = os.sysconf("SC_CLK_TCK")
+def spent(label):
+    """CPU seconds a server spent over one measurement, and the measurement's seconds."""
+    ticks, ms = (int(x) for x in open(f"{out}/serving-cpu-{label}.txt").read().split())
+    if ticks < 0 or ms <= 0:
+        sys.exit(f"no CPU figure for {label} (ticks {ticks}, {ms} ms)")
+    return ticks / tick, ms / 1000
+idle_cpu, idle_seconds = spent("idle-packager")
+idle_rate = idle_cpu / idle_seconds  # the packager's own work for the live show, per second
 def cpu(tool, label):
-    """The server's CPU time per answer of one measurement, in microseconds."""
+    """The server's CPU time per answer of one measurement, in microseconds (the packager's
+    without its own work for the live show)."""
     text = open(f"{out}/serving-{tool}-{label}.txt").read()
     m = re.search(r"(\d+) requests in", text) if tool == "wrk" else re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", text)
-    ticks = int(open(f"{out}/serving-cpu-{tool}-{label}.txt").read())
-    if not m or int(m.group(1)) == 0 or ticks <= 0:
-        sys.exit(f"no CPU figure for {tool} {label} (answers {m and m.group(1)}, ticks {ticks})")
-    return ticks / tick / int(m.group(1)) * 1e6
+    seconds, elapsed = spent(f"{tool}-{label}")
+    if label.startswith("storecast-"):
+        seconds -= idle_rate * elapsed
+    if not m or int(m.group(1)) == 0 or seconds <= 0:
+        sys.exit(f"no CPU figure for {tool} {label} (answers {m and m.group(1)}, CPU {seconds:.2f} s)")
+    return seconds / int(m.group(1)) * 1e6
 def wrk(label):
     m = re.search(r"Requests/sec:\s+([\d.]+)", open(f"{out}/serving-wrk-{label}.txt").read())
     if not m: sys.exit(f"no wrk figure for {label}")
@@ -213,6 +230,14 @@ med = statistics.median
 R = range(1, rounds + 1)
 s1, d1, m1 = ([wrk(f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched"))
 s2, d2, m2, cm, cf = ([h2(f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched", "ceiling-multiplexer", "ceiling-frames"))
+# Every figure is read before any is printed: a missing one prints nothing.
+c1 = {k: [cpu("wrk", f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched")}
+c2 = {k: [cpu("h2load", f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched", "ceiling-multiplexer", "ceiling-frames")}
+(sp, st), (dp, dt), (mp, mt) = tail(f"storecast-{rounds}"), tail(f"nginx-defaults-{rounds}"), tail(f"nginx-matched-{rounds}")
+paths = dict(p.split("=") for p in sys.argv[3].split())
+if set(paths) != {"router", "handed-on", "wire"} or not all(paths.values()):
+    sys.exit(f"missing a figure of the packager's paths: {paths}")
+r, h, w = (float(paths[k]) for k in ("router", "handed-on", "wire"))
 print(f"| one part, {rounds} rounds, req/s (round figures, then the median of each column) | Storecast | nginx defaults | Storecast / nginx | nginx matched | Storecast / nginx |")
 print("|---|---|---|---|---|---|")
 for name, s, d, m in (("HTTP/1.1 keep-alive, wrk 1,000 connections", s1, d1, m1), ("HTTP/2 over TLS, h2load 100 connections x 10 streams", s2, d2, m2)):
@@ -229,10 +254,10 @@ row("swift-nio-http2, a child channel per stream (bench/h2ceiling multiplexer)",
 row("swift-nio-http2, frames on the connection (bench/h2ceiling frames)", cf)
 row("nginx matched", m2)
 print()
+print(f"The packager's own work for the live show, with no player: {idle_rate * 1000:.0f} ms of CPU a second, taken out of its figures below.")
+print()
 print("| CPU per answer, the server's own processes (µs, each round) | HTTP/1.1, wrk | / nginx matched's, median | HTTP/2, h2load | / nginx matched's, median |")
 print("|---|---|---|---|---|")
-c1 = {k: [cpu("wrk", f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched")}
-c2 = {k: [cpu("h2load", f"{k}-{r}") for r in R] for k in ("storecast", "nginx-defaults", "nginx-matched", "ceiling-multiplexer", "ceiling-frames")}
 def us(xs): return " / ".join(f"{x:.1f}" for x in xs)
 def vs(xs, ref): return f"{med([a/b for a, b in zip(xs, ref)]):.2f}x"
 for name, k in (("Storecast packager", "storecast"), ("nginx defaults", "nginx-defaults"), ("nginx matched", "nginx-matched"),
@@ -242,13 +267,8 @@ for name, k in (("Storecast packager", "storecast"), ("nginx defaults", "nginx-d
 print()
 print("| HTTP/1.1 tail, wrk 1,000 connections, last round | Storecast | nginx defaults | nginx matched |")
 print("|---|---|---|---|")
-(sp, st), (dp, dt), (mp, mt) = tail(f"storecast-{rounds}"), tail(f"nginx-defaults-{rounds}"), tail(f"nginx-matched-{rounds}")
 print(f"| p99 latency / answers over 2 s (wrk's timeouts) | {sp:,.0f} ms / {st} | {dp:,.0f} ms / {dt} | {mp:,.0f} ms / {mt} |")
 print()
-paths = dict(p.split("=") for p in sys.argv[3].split())
-if set(paths) != {"router", "handed-on", "wire"} or not all(paths.values()):
-    sys.exit(f"missing a figure of the packager's paths: {paths}")
-r, h, w = (float(paths[k]) for k in ("router", "handed-on", "wire"))
 print("| the packager's paths, HTTP/1.1, wrk 1,000 connections, 5 s | router | hot path, handed on | hot path on the wire |")
 print("|---|---|---|---|")
 print(f"| req/s (and against the router) | {r:,.0f} | {h:,.0f} ({h/r:.2f}x) | {w:,.0f} ({w/r:.2f}x) |")

@@ -67,6 +67,25 @@ import Testing
             let rate = (try? await page.evaluate("return storecastCatchUpRate(\(row.latency), \(row.target.map { "\($0)" } ?? "null"), \(row.ahead))")) as? NSNumber
             #expect(rate.map { abs($0.doubleValue - row.rate) < 1e-9 } == true, "catch-up rate at \(row): \(rate.map { "\($0)" } ?? "none")")
         }
+        // Its rung probes back off on a network too slow for the rendition above: a golden table of
+        // failed probes in a row → the wait before the next, and of (measured, the rendition
+        // above's bit rate, hls.js's up factor) → whether hls.js could switch up on it.
+        let intervals: [(failures: Int, milliseconds: Int)] = [(0, 6000), (1, 12000), (2, 24000), (3, 48000), (4, 60000), (12, 60000), (-1, 6000)]
+        for row in intervals {
+            let wait = (try? await page.evaluate("return storecastProbeInterval(\(row.failures))")) as? NSNumber
+            #expect(wait?.intValue == row.milliseconds, "the wait after \(row.failures) failed probes: \(wait.map { "\($0)" } ?? "none")")
+        }
+        let passes: [(bitsPerSecond: Int, bitrate: Int, upFactor: String, passes: Bool)] = [
+            (4_000_000, 2_330_000, "0.7", true),     // a 4 Mbit/s network under 720p
+            (1_900_000, 2_330_000, "0.7", false),    // a 2 Mbit/s link: 720p does not fit
+            (3_000_000, 2_330_000, "0.7", false),    // fits, but not with hls.js's margin
+            (3_000_000, 2_330_000, "0.8", true),     // the player's own factor is used
+            (3_400_000, 2_330_000, "undefined", true), // hls.js's default, 0.7, when it has none
+        ]
+        for row in passes {
+            let verdict = (try? await page.evaluate("return storecastProbePasses(\(row.bitsPerSecond), \(row.bitrate), \(row.upFactor))")) as? Bool
+            #expect(verdict == row.passes, "a probe at \(row.bitsPerSecond) bit/s under \(row.bitrate) (factor \(row.upFactor)): \(verdict.map { "\($0)" } ?? "none")")
+        }
         let opened = Date()
         let publisher = try EndToEndTests.publisher(url: stack.rtmpURL(key: key), seconds: 10, logDirectory: stack.logDirectory, size: "426x240", videoBitrate: 400)
         defer { publisher.stop(grace: 1) }

@@ -14,6 +14,9 @@ ABR_DOWNLINK_KBPS=N throttles each browser's network to N kbit/s (Chromium's own
 ABR_WITHOUT_PROBES=1 adds a third player: Storecast's page with its rung probes stopped (their
 timer cleared as soon as the page has made it, and again every second, so no probe is sent), to
 tell what the probes do from what the rest of the page does.
+ABR_START_HEIGHT=H puts every player on the rendition of height H first (hls.js's nextLevel, a
+switch at the next part), lets its estimate settle there for 10 s and then hands the choice back
+to hls.js, before the MINUTES are counted: where hls.js starts is otherwise its own first guess.
 
   bench/hlsjs_abr.py PAGE_URL RTMP_URL MINUTES [SIZE]
 
@@ -74,6 +77,20 @@ def watch(page, minutes, downlink, label, probes=True):
         ladder = evaluate(base, session, "const h = window.storecastHls; return h ? h.levels.map(l => [l.height, l.bitrate]) : null")
         if not ladder:
             sys.exit(f"hlsjs_abr: {label} plays without hls.js (window.storecastHls is missing): no figure")
+        start_height = int(os.environ.get("ABR_START_HEIGHT", "0"))
+        if start_height:
+            heights_now = [h for h, _ in ladder]
+            if start_height not in heights_now:
+                sys.exit(f"hlsjs_abr: no rendition of height {start_height} in {heights_now}: no figure")
+            evaluate(base, session, f"window.storecastHls.nextLevel = {heights_now.index(start_height)}; return true")
+            on_it = "const h = window.storecastHls, l = h && h.levels[h.currentLevel]; return l ? l.height : 0"
+            deadline = time.time() + 20
+            while time.time() < deadline and evaluate(base, session, on_it) != start_height:
+                time.sleep(0.5)
+            if evaluate(base, session, on_it) != start_height:
+                sys.exit(f"hlsjs_abr: {label} did not take {start_height}p when told to: no figure")
+            time.sleep(10)
+            evaluate(base, session, "window.storecastHls.nextLevel = -1; return true")
         samples, end = [], time.time() + minutes * 60
         while time.time() < end:
             if not probes:
@@ -119,8 +136,9 @@ def main():
     tenant, stream = page.split("?")[0].rstrip("/").split("/")[-2:]
     stock = STOCK_PAGE.replace("ORIGIN", origin).replace("TENANT", tenant).replace("STREAM", stream)
     players = 3 if os.environ.get("ABR_WITHOUT_PROBES") == "1" else 2
-    # Each player may take up to 40 s to start, after the publisher's first 6 s.
-    publisher = Publisher(rtmp, int(players * (minutes * 60 + 45)) + 60, size=size)
+    # Each player may take up to 40 s to start (and 30 s more with ABR_START_HEIGHT), after the
+    # publisher's first 6 s.
+    publisher = Publisher(rtmp, int(players * (minutes * 60 + 75)) + 60, size=size)
     try:
         time.sleep(6)
         # The bare page from another origin, as a shop's own site would serve it.
@@ -150,7 +168,8 @@ def main():
         publisher.proc.wait()
     top = [r["share_of_time"][f"{r['ladder'][-1][0]}p"] if r["ladder"] else None for r in results]
     print(json.dumps({"minutes_each": minutes, "source": size, "downlink_kbps": downlink or None,
-                      "link_kbps": int(os.environ.get("ABR_LINK_KBPS", "0")) or None, "players": results,
+                      "link_kbps": int(os.environ.get("ABR_LINK_KBPS", "0")) or None,
+                      "start_height": int(os.environ.get("ABR_START_HEIGHT", "0")) or None, "players": results,
                       "top_rung_share": {r["player"]: t for r, t in zip(results, top)}}))
 
 

@@ -60,4 +60,4 @@ for _ in $(seq 1 120); do grep -q "RTMP URL:" "$out/hlsjs-abr-dev.log" && break;
 rtmp=$(awk '/RTMP URL:/ {print $3}' "$out/hlsjs-abr-dev.log")
 [[ -n "$rtmp" ]] || { echo "hlsjs_abr: the stack did not start (see $out/hlsjs-abr-dev.log)" >&2; exit 1; }
 "${in_link[@]}" python3 bench/hlsjs_abr.py "http://$host:18083/play/demo/demo-show" "$rtmp" "$MINUTES" 1280x720 \
-    | tee "$out/hlsjs-abr-$PART-$MINUTES-${ABR_DOWNLINK_KBPS:-0}-link${link}${ABR_WITHOUT_PROBES:+-without-probes}.json"
+    | tee "$out/hlsjs-abr-$PART-$MINUTES-${ABR_DOWNLINK_KBPS:-0}-link${link}${ABR_WITHOUT_PROBES:+-without-probes}${ABR_START_HEIGHT:+-from${ABR_START_HEIGHT}}.json"

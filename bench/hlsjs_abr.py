@@ -50,7 +50,9 @@ STOCK_PAGE = """<!doctype html><html><body><video id="player" muted autoplay pla
 
 
 STOP_PROBES = """const h = window.storecastHls;
-    if (h && h.storecastProbeTimer) { clearInterval(h.storecastProbeTimer); h.storecastProbeTimer = null; h.storecastProbesStopped = true; }"""
+    if (h && h.storecastProbeTimer) { clearInterval(h.storecastProbeTimer); h.storecastProbeTimer = null; }"""
+WITHOUT_PROBES = os.environ.get("ABR_WITHOUT_PROBES") == "1"
+START_HEIGHT = int(os.environ.get("ABR_START_HEIGHT", "0"))
 
 
 def watch(page, minutes, downlink, label, probes=True):
@@ -77,18 +79,17 @@ def watch(page, minutes, downlink, label, probes=True):
         ladder = evaluate(base, session, "const h = window.storecastHls; return h ? h.levels.map(l => [l.height, l.bitrate]) : null")
         if not ladder:
             sys.exit(f"hlsjs_abr: {label} plays without hls.js (window.storecastHls is missing): no figure")
-        start_height = int(os.environ.get("ABR_START_HEIGHT", "0"))
-        if start_height:
-            heights_now = [h for h, _ in ladder]
-            if start_height not in heights_now:
-                sys.exit(f"hlsjs_abr: no rendition of height {start_height} in {heights_now}: no figure")
-            evaluate(base, session, f"window.storecastHls.nextLevel = {heights_now.index(start_height)}; return true")
+        if START_HEIGHT:
+            levels = [h for h, _ in ladder]  # hls.js's level index → height
+            if START_HEIGHT not in levels:
+                sys.exit(f"hlsjs_abr: no rendition of height {START_HEIGHT} in {levels}: no figure")
+            evaluate(base, session, f"window.storecastHls.nextLevel = {levels.index(START_HEIGHT)}; return true")
             on_it = "const h = window.storecastHls, l = h && h.levels[h.currentLevel]; return l ? l.height : 0"
             deadline = time.time() + 20
-            while time.time() < deadline and evaluate(base, session, on_it) != start_height:
+            while time.time() < deadline and evaluate(base, session, on_it) != START_HEIGHT:
                 time.sleep(0.5)
-            if evaluate(base, session, on_it) != start_height:
-                sys.exit(f"hlsjs_abr: {label} did not take {start_height}p when told to: no figure")
+            if evaluate(base, session, on_it) != START_HEIGHT:
+                sys.exit(f"hlsjs_abr: {label} did not take {START_HEIGHT}p when told to: no figure")
             time.sleep(10)
             evaluate(base, session, "window.storecastHls.nextLevel = -1; return true")
         samples, end = [], time.time() + minutes * 60
@@ -135,7 +136,7 @@ def main():
     origin = "/".join(page.split("/")[:3])
     tenant, stream = page.split("?")[0].rstrip("/").split("/")[-2:]
     stock = STOCK_PAGE.replace("ORIGIN", origin).replace("TENANT", tenant).replace("STREAM", stream)
-    players = 3 if os.environ.get("ABR_WITHOUT_PROBES") == "1" else 2
+    players = 3 if WITHOUT_PROBES else 2
     # Each player may take up to 40 s to start (and 30 s more with ABR_START_HEIGHT), after the
     # publisher's first 6 s.
     publisher = Publisher(rtmp, int(players * (minutes * 60 + 75)) + 60, size=size)
@@ -157,10 +158,11 @@ def main():
 
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
         threading.Thread(target=server.serve_forever, daemon=True).start()
+        ours = page + ("&" if "?" in page else "?") + "player=hls.js"
         results = [watch(f"http://127.0.0.1:{server.server_address[1]}/stock.html", minutes, downlink, "stock hls.js"),
-                   watch(page + ("&" if "?" in page else "?") + "player=hls.js", minutes, downlink, "Storecast's page")]
-        if os.environ.get("ABR_WITHOUT_PROBES") == "1":
-            results.append(watch(page + ("&" if "?" in page else "?") + "player=hls.js", minutes, downlink, "Storecast's page, probes stopped", probes=False))
+                   watch(ours, minutes, downlink, "Storecast's page")]
+        if WITHOUT_PROBES:
+            results.append(watch(ours, minutes, downlink, "Storecast's page, probes stopped", probes=False))
             if results[-1]["probes"]:
                 sys.exit(f"hlsjs_abr: the page sent {results[-1]['probes']} probes with its probes stopped: no figure")
     finally:
@@ -169,7 +171,7 @@ def main():
     top = [r["share_of_time"][f"{r['ladder'][-1][0]}p"] if r["ladder"] else None for r in results]
     print(json.dumps({"minutes_each": minutes, "source": size, "downlink_kbps": downlink or None,
                       "link_kbps": int(os.environ.get("ABR_LINK_KBPS", "0")) or None,
-                      "start_height": int(os.environ.get("ABR_START_HEIGHT", "0")) or None, "players": results,
+                      "start_height": START_HEIGHT or None, "players": results,
                       "top_rung_share": {r["player"]: t for r, t in zip(results, top)}}))
 
 

@@ -29,10 +29,10 @@ out="bench/out"; mkdir -p "$out"
 if [[ -z "${SKIP_BUILD:-}" ]]; then swift build -c "$CONFIG" >&2; fi
 run="$PWD/$out/hlsjs-abr-run"; rm -rf "$run"
 host=127.0.0.1; in_link=()
-relays=(); dev=""
+relay=""; dev=""
 cleanup() {
     if [[ -n $dev ]]; then kill $dev 2>/dev/null || true; wait $dev 2>/dev/null || true; fi
-    [[ ${#relays[@]} -gt 0 ]] && kill "${relays[@]}" 2>/dev/null || true
+    if [[ -n $relay ]]; then kill $relay 2>/dev/null || true; fi
     if [[ $link != 0 ]]; then ip netns del storecast-abr 2>/dev/null || true; ip link del sc-abr-h 2>/dev/null || true; fi
 }
 trap cleanup EXIT
@@ -48,7 +48,7 @@ if [[ $link != 0 ]]; then
         || { echo "hlsjs_abr: tc tbf is missing from this kernel; no figure is printed" >&2; exit 1; }
     host=10.77.0.1; in_link=(ip netns exec storecast-abr)
     # The packager and ingest listen on every address; the API on this host only, so it is relayed.
-    socat "TCP-LISTEN:18091,bind=$host,fork,reuseaddr" "TCP:127.0.0.1:18091" & relays+=($!)
+    socat "TCP-LISTEN:18091,bind=$host,fork,reuseaddr" "TCP:127.0.0.1:18091" & relay=$!
     sleep 0.5
     "${in_link[@]}" python3 -c "import socket; socket.create_connection(('$host', 18091), 3).close()" \
         || { echo "hlsjs_abr: the link's namespace cannot reach the host at $host" >&2; exit 1; }

@@ -29,7 +29,6 @@ extension PlayerPage {
     /// bench/hlsjs_abr.sh`, 720p at 2.33 Mbit/s above a 480p player) a probe every 6 s, its 60 KB
     /// taking a quarter of a second of the whole link, stalled the player once or twice in 2
     /// minutes and held it 0.84 s behind, against no stall and 0.66 s with the probes stopped.
-    /// The failures in a row are `hls.storecastProbeFailures`.
     static let rungProbeScript = """
         function storecastProbeInterval(failures) {
           return Math.min(60000, 6000 * Math.pow(2, Math.max(0, failures)));
@@ -75,7 +74,6 @@ extension PlayerPage {
               estimator.sample(2000, bytesPerSecond * 2);
               hls.storecastProbes = (hls.storecastProbes || 0) + 1;
               rung.failures = storecastProbePasses(bytesPerSecond * 8, above.bitrate, hls.config && hls.config.abrBandWidthUpFactor) ? 0 : rung.failures + 1;
-              hls.storecastProbeFailures = rung.failures;
               // Less a second, so the 6 s timer's next tick finds it due.
               rung.nextAt = now + storecastProbeInterval(rung.failures) - 1000;
             } catch (e) {

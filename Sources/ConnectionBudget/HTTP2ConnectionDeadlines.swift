@@ -55,6 +55,11 @@ final class HTTP2ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHand
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Window updates, most of the events, pass at once.
+        if event is NIOHTTP2WindowUpdatedEvent {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
         if let created = event as? NIOHTTP2StreamCreatedEvent {
             firstStream.cancel()
             open.insert(created.streamID)

@@ -14,16 +14,21 @@ import NIOHTTP2
 ///
 /// A stream answered here is the handler's until it closes: the client's later frames on it
 /// (window updates, a reset) stop here, where the multiplexer, which never saw the stream, would
-/// take them for a protocol error.
+/// take them for a protocol error, and so do NIO's events about it (its window, its close), which
+/// the multiplexer would only look up and drop.
 ///
 /// Bytes answered here wait in NIO's HTTP/2 handler for the client's flow-control window, and a
 /// client may open none (an initial window of 0) and keep asking. So at most ``unsentBudget``
 /// bytes of answers are held per connection: past it, and while the connection cannot take more
 /// bytes (a client that asks and never reads), requests go on to the router, whose answers wait
-/// for the stream's window in its task. And answers held here that make no progress for
-/// `stallDeadline` (the idle timeout: no window update from the client, no answer reaching the
-/// socket) close the connection, as the idle timer of a stream the router answers closes that
-/// stream. A slow client that reads keeps sending window updates.
+/// for the stream's window in its task. An answer is held until its stream closes, which NIO's
+/// handler announces when the answer's last frame has passed its flow control; past that, the
+/// bytes wait on the socket, which the writability check covers. And answers held here that make
+/// no progress for `stallDeadline` (the idle timeout: no window update from the client, no
+/// answer let through) close the connection, as the idle timer of a stream the router answers
+/// closes that stream. A slow client that reads keeps sending window updates. No write here
+/// carries a promise: one per answer, cascaded by the TLS coalescer and gathered by
+/// swift-nio-ssl, cost more than the close event already on its way.
 final class HTTP2MediaFrames: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -44,15 +49,15 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
 
     private let origin: MediaFastPath.Origin
     private let fields: Fields
-    /// Streams answered here that have not closed yet.
-    private var answered = Set<HTTP2StreamID>()
+    /// Streams answered here that have not closed yet, with their body's bytes.
+    private var answered: [HTTP2StreamID: Int] = [:]
     private var flushPending = false
-    /// Body bytes written here that have not reached the socket yet.
+    /// Body bytes of the answers in ``answered``: held by NIO's handler for the client's window.
     private var unsent = 0
     static let unsentBudget = 1 << 20
     static let stalled = Counter(label: "storecast_packager_http2_stalled_connections_total")
     private let stallDeadline: TimeAmount
-    /// When answers held here last moved (the client opened a window, one reached the socket, or
+    /// When answers held here last moved (the client opened a window, one was let through, or
     /// the first was written).
     private var lastProgress = NIODeadline.now()
     private var stallCheck: Scheduled<Void>?
@@ -71,10 +76,9 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
         let frame = unwrapInboundIn(data)
         if unsent > 0, case .windowUpdate = frame.payload { lastProgress = .now() }
         if frame.streamID != .rootStream {
-            if answered.contains(frame.streamID) { return }
+            if answered[frame.streamID] != nil { return }
             if case .headers(let request) = frame.payload, request.endStream, unsent < Self.unsentBudget, context.channel.isWritable,
                let answer = answer(request.headers, peer: peer.of(context.channel)) {
-                answered.insert(frame.streamID)
                 write(answer, on: frame.streamID, context: context)
                 return
             }
@@ -91,7 +95,23 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let closed = event as? StreamClosedEvent { answered.remove(closed.streamID) }
+        // Window updates first: they are most of the events.
+        if !answered.isEmpty {
+            if let window = event as? NIOHTTP2WindowUpdatedEvent {
+                if window.streamID != .rootStream, answered[window.streamID] != nil { return }
+            } else if let closed = event as? StreamClosedEvent {
+                if let size = answered.removeValue(forKey: closed.streamID) {
+                    if size > 0 {
+                        unsent -= size
+                        lastProgress = .now()
+                    }
+                    return
+                }
+            } else if let created = event as? NIOHTTP2StreamCreatedEvent {
+                // NIO announces a stream after its first frame was read, here already answered.
+                if answered[created.streamID] != nil { return }
+            }
+        }
         context.fireUserInboundEventTriggered(event)
     }
 
@@ -147,18 +167,19 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
             head.add(name: "content-type", value: answer.contentType)
             head.add(name: "content-length", value: String(answer.body.count), indexing: .nonIndexable)
         }
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: head, endStream: answer.notModified)))), promise: nil)
-        if !answer.notModified {
-            let body = context.channel.allocator.buffer(bytes: answer.body), size = body.readableBytes
-            let sent = context.eventLoop.makePromise(of: Void.self)
+        // Held before anything is written: NIO's handler may announce the stream's close while
+        // it takes the last frame.
+        let size = answer.notModified ? 0 : answer.body.count
+        answered[stream] = size
+        if size > 0 {
             if unsent == 0 { lastProgress = .now() }
             unsent += size
-            sent.futureResult.assumeIsolated().whenComplete { [self] _ in
-                unsent -= size
-                lastProgress = .now()
-            }
             watchForStall(context)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: sent)
+        }
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: head, endStream: answer.notModified)))), promise: nil)
+        if !answer.notModified {
+            let body = context.channel.allocator.buffer(bytes: answer.body)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: nil)
         }
         flushPending = true
         MediaFastPath.answered.increment()

@@ -256,6 +256,20 @@ import Testing
         #expect(heldHere >= 1 && heldHere * Double(whole.body.count) <= Double((1 << 20) + whole.body.count),
                 "the frame path holds at most 1 MiB of answers for a client with no window, the rest go to the router: \(heldHere) of 60")
 
+        // A client that reads: 2 MiB and more of answers on one connection, one after another,
+        // all from the frame path (the bytes it holds are let go as each answer's stream closes).
+        // The playback access is cached again first (it is kept 10 s; see the stalled client below).
+        _ = try await fetch("--http2", "\(segment)?via=router")
+        let beforeOneByOne = await Self.hotPathAnswers(stack, reaching: afterClosed)
+        let count = (2 << 20) / max(1, whole.body.count) + 2
+        let oneByOne = try await h2Client("one-by-one", Array(repeating: segment, count: count))
+        let inTurn = oneByOne["answers"] as? [[String: Any]] ?? []
+        #expect(inTurn.count == count && inTurn.allSatisfy { $0["status"] as? Int == 200 && $0["sha256"] as? String == digest } && oneByOne["goaway"] is NSNull,
+                "\(count) answers in turn on one connection, each whole: \(inTurn.filter { $0["sha256"] as? String != digest }.prefix(3))")
+        let afterOneByOne = await Self.hotPathAnswers(stack, reaching: beforeOneByOne + Double(count), within: .seconds(6))
+        #expect(afterOneByOne - beforeOneByOne == Double(count),
+                "the frame path answered all \(count) (\(count * whole.body.count) bytes) of a client that reads: \(afterOneByOne - beforeOneByOne)")
+
         // A stream reset at once, a window update on it, then two more requests on the connection.
         let reset = try await h2Client("reset-early", [part, part, "init.mp4"])
         let resetAnswers = reset["answers"] as? [[String: Any]] ?? []

@@ -8,6 +8,8 @@ Prints one JSON object. Scenarios:
                  window used up by nobody), asks for every PATH at once, waits 2 s (answers'
                  headers may come, their bodies cannot), then opens the windows and reads every
                  answer: {"answers": [{"path", "status", "length", "sha256"}...], "bodyBeforeWindow"}
+  one-by-one     asks for every PATH in turn on one connection, each once the answer before it
+                 has ended: {"answers": [...], "goaway"}
   reset-early    asks for the first PATH and resets the stream at once, then sends a window
                  update on it, then asks for every PATH on new streams and reads them all:
                  {"answers": [...], "goaway": null or its error code}
@@ -135,6 +137,18 @@ def main():
         sock.sendall(conn.data_to_send())
         reader.pump(lambda: all(s in reader.ended for s, _ in streams), 20.0)
         result["answers"] = reader.answers(streams)
+    elif scenario == "one-by-one":
+        sock, conn = connect(host, port)
+        reader = Reader(sock, conn)
+        streams = []
+        for p in paths:
+            stream = request(conn, host, port, p)
+            streams.append((stream, p))
+            sock.sendall(conn.data_to_send())
+            if not reader.pump(lambda: stream in reader.ended, 10.0):
+                break
+        result["answers"] = reader.answers(streams)
+        result["goaway"] = reader.goaway
     elif scenario == "reset-early":
         sock, conn = connect(host, port)
         reader = Reader(sock, conn)

@@ -16,12 +16,17 @@
 # Each measurement also counts the CPU time the server's own processes spent over it (user and
 # system, every thread, from /proc), as CPU per answer: what serving a viewer costs an operator,
 # which the load tool, on the same two cores, does not let a rate of answers show alone.
+# Before each measurement the same load runs unmeasured for WARMUP seconds (default 3; 0 skips
+# it), for every server alike: a server's first load after its start grows its heap and fills its
+# caches (the packager's first HTTP/2 round cost it 12–31 % more CPU an answer than the
+# next two, in each of four runs without it), which a server that runs for hours has long done.
 # Needs: nginx wrk nghttp2-client (h2load) ffmpeg openssl postgresql (apt). SKIP_BUILD=1 reuses
 # .build/release. Prints each tool's summary and a table of ratios; fails when a part is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-10}"
 ROUNDS="${ROUNDS:-3}"
+WARMUP="${WARMUP:-3}"
 for tool in nginx wrk h2load ffmpeg openssl curl python3; do
     command -v "$tool" >/dev/null || { echo "bench/serving.sh: $tool is missing (apt install nginx wrk nghttp2-client ffmpeg openssl curl); no figure is printed" >&2; exit 1; }
 done
@@ -115,11 +120,21 @@ with_cpu() {  # $1 the server's process ids, $2 label, $3 the tool's output file
     after=$(cpu_ticks $pids)
     echo "$((after - before)) $(( $(date +%s%3N) - start ))" > "$out/serving-cpu-$label.txt"
 }
+# The unmeasured load before a measurement (WARMUP seconds of the same tool and URL).
+warm_up() {  # the load tool and its arguments, without its duration; h2load's -D or wrk's -d is added
+    (( WARMUP > 0 )) || return 0
+    case $1 in
+        wrk) "$@" -d"${WARMUP}s" > /dev/null 2>&1 ;;
+        h2load) "$@" -D "$WARMUP" > /dev/null 2>&1 ;;
+    esac
+}
 measure() {  # $1 label, $2 http url, $3 https url, $4 the server's process ids
+    warm_up wrk -t2 -c1000 "$2"
     with_cpu "$4" "wrk-$1" "$out/serving-wrk-$1.txt" wrk -t2 -c1000 -d"${SECS}s" --latency "$2"
     if grep -q "Socket errors" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: wrk saw errors (a refused connection counts fewer clients):" >&2; grep "Socket errors" "$out/serving-wrk-$1.txt" >&2; fi
     # An answer other than the part (a 404 once it left memory, say) is not a figure of serving it.
     if grep -q "Non-2xx" "$out/serving-wrk-$1.txt"; then echo "bench/serving.sh: $1: answers other than 2xx; no figure is printed:" >&2; grep "Non-2xx" "$out/serving-wrk-$1.txt" >&2; exit 1; fi
+    warm_up h2load -c100 -m10 -t2 "$3"
     with_cpu "$4" "h2load-$1" "$out/serving-h2load-$1.txt" h2load -c100 -m10 -t2 -D "$SECS" "$3"
     grep -q " 0 failed, 0 errored" "$out/serving-h2load-$1.txt" || echo "($1: h2load saw failures, see $out/serving-h2load-$1.txt)" >&2
     h2_all_2xx "$out/serving-h2load-$1.txt" || { echo "bench/serving.sh: $1: h2load got 4xx or 5xx answers; no figure is printed" >&2; exit 1; }
@@ -160,6 +175,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for mode in multiplexer frames; do
         label="ceiling-$mode-$round"
         start_ceiling "$mode" "$label" || exit 1
+        warm_up h2load -c100 -m10 -t2 "https://127.0.0.1:18495/part.m4s"
         with_cpu "$ceiling" "h2load-$label" "$out/serving-h2load-$label.txt" h2load -c100 -m10 -t2 -D "$SECS" "https://127.0.0.1:18495/part.m4s"
         kill $ceiling; wait $ceiling 2>/dev/null || true; ceiling=""
         grep -q " 0 failed, 0 errored" "$out/serving-h2load-$label.txt" && h2_all_2xx "$out/serving-h2load-$label.txt" \

@@ -11,8 +11,8 @@ extension HTTPServerBuilder {
     /// within the idle timeout, then each HTTP/1.1 connection's header budget and idle timer as on
     /// the plain listener, each HTTP/2 stream's idle timer, and an HTTP/2 connection without open
     /// streams closed (GOAWAY) after the idle timeout, as is one that opens none, one whose GOAWAY
-    /// the client never acknowledges, and one with a connection error
-    /// (``HTTP2ConnectionDeadlines``). A browser runs at most 6 HTTP/1.1
+    /// the client never acknowledges, one with a connection error, and one that stays unwritable
+    /// (a client that reads nothing) for the idle timeout (``HTTP2ConnectionDeadlines``). A browser runs at most 6 HTTP/1.1
     /// connections per host and one LL-HLS player can hold about 4 (blocking reloads and streamed
     /// parts); over HTTP/2 two players on a page, a feed's current show and the next one, share
     /// one connection.
@@ -27,13 +27,15 @@ extension HTTPServerBuilder {
         let tally = DeadlineTally(listener: listener, logger: logger, reason: "tls_handshake_deadline", message: "connection closed: its TLS handshake did not complete in time")
         let firstStreamTally = DeadlineTally(listener: listener, logger: logger, reason: "first_stream_deadline", message: "HTTP/2 connection closed: it opened no stream in time")
         let goAwayTally = DeadlineTally(listener: listener, logger: logger, reason: "goaway_deadline", message: "HTTP/2 connection closed: still open after its GOAWAY's grace")
+        let sendStallTally = DeadlineTally(listener: listener, logger: logger, reason: "send_deadline", message: "HTTP/2 connection closed: its client read none of its answers in time")
         // NIO's grace after a GOAWAY the client acknowledged, with a margin, and no less than the
         // idle timeout: a shutdown does not cut a request the grace lets finish.
         let grace = TimeAmount.seconds(5)
         let goAwayGrace = max(idle, grace) + .seconds(2)
         let connection = NIOHTTP2ServerConnectionManagementHandler.Configuration(maxIdleTime: idle, maxAge: nil, maxGraceTime: grace, keepalive: nil)
         let deadlines: @Sendable (HTTP2ConnectionDeadlines.GoAwayWatch) -> HTTP2ConnectionDeadlines = { watch in
-            HTTP2ConnectionDeadlines(firstStream: idle, goAwayGrace: goAwayGrace, firstStreamTally: firstStreamTally, goAwayTally: goAwayTally, watch: watch)
+            HTTP2ConnectionDeadlines(firstStream: idle, goAwayGrace: goAwayGrace, sendStall: idle, firstStreamTally: firstStreamTally, goAwayTally: goAwayTally,
+                                     sendStallTally: sendStallTally, watch: watch)
         }
         return .init { responder in
             let base = try SecureHTTPChannel(tls: tls, http1: HTTP1Channel(responder: responder, configuration: limits.http1Configuration),

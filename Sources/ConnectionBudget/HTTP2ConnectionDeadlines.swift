@@ -12,7 +12,13 @@ import NIOHTTP2
 /// - a connection error (a protocol error, one of NIO's flood limits): NIO's handler sends a
 ///   GOAWAY with the error's code, and nothing else closes the connection. Its GOAWAY is seen
 ///   through the handler's frame delegate (``GoAwayWatch``), as it does not pass this handler; a
-///   stream's error (a malformed request) resets only that stream and is no reason to close.
+///   stream's error (a malformed request) resets only that stream and is no reason to close;
+/// - a client that stops reading (nginx's `send_timeout`): a connection that stays unwritable
+///   (its socket's buffers full, NIO's own past its high-water mark) for `sendStall`. Nothing
+///   else would end it: its streams' idle timers reset the streams, but the GOAWAY that follows
+///   waits in NIO's handler for the connection to drain, and so the GOAWAY's grace never starts.
+///   A client that reads, however slowly, makes the connection writable again each time it has
+///   taken what NIO holds down to its low-water mark (32 KiB).
 /// Sits right behind NIO's HTTP/2 handler, where the manager's frames pass on their way out. It
 /// also keeps from the manager (and everything after it) the close of a stream that never opened:
 /// NIO resets a stream whose first headers are malformed without announcing it, and the manager
@@ -34,13 +40,16 @@ final class HTTP2ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHand
 
     private var firstStream: ConnectionDeadlineTimer
     private var afterGoAway: ConnectionDeadlineTimer
+    private var unwritable: ConnectionDeadlineTimer
     private var context: ChannelHandlerContext?
     /// Streams announced as created and not yet closed.
     private var open = Set<HTTP2StreamID>()
 
-    init(firstStream: TimeAmount, goAwayGrace: TimeAmount, firstStreamTally: DeadlineTally, goAwayTally: DeadlineTally, watch: GoAwayWatch) {
+    init(firstStream: TimeAmount, goAwayGrace: TimeAmount, sendStall: TimeAmount, firstStreamTally: DeadlineTally, goAwayTally: DeadlineTally,
+         sendStallTally: DeadlineTally, watch: GoAwayWatch) {
         self.firstStream = ConnectionDeadlineTimer(deadline: firstStream, tally: firstStreamTally)
         self.afterGoAway = ConnectionDeadlineTimer(deadline: goAwayGrace, tally: goAwayTally)
+        self.unwritable = ConnectionDeadlineTimer(deadline: sendStall, tally: sendStallTally)
         watch.deadlines = self
     }
 
@@ -71,6 +80,11 @@ final class HTTP2ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHand
         context.fireUserInboundEventTriggered(event)
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { unwritable.cancel() } else { unwritable.start(context) }
+        context.fireChannelWritabilityChanged()
+    }
+
     /// A GOAWAY NIO's handler wrote: the manager's (no error) starts the grace; a connection
     /// error's closes the connection once the GOAWAY has gone out (NIO flushes it right after).
     private func wroteGoAway(_ code: HTTP2ErrorCode) {
@@ -86,5 +100,6 @@ final class HTTP2ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHand
         self.context = nil
         firstStream.cancel()
         afterGoAway.cancel()
+        unwritable.cancel()
     }
 }

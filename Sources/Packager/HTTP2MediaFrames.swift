@@ -22,8 +22,10 @@ import NIOHTTP2
 /// bytes of answers are held per connection: past it, and while the connection cannot take more
 /// bytes (a client that asks and never reads), requests go on to the router, whose answers wait
 /// for the stream's window in its task. An answer is held until its stream closes, which NIO's
-/// handler announces when the answer's last frame has passed its flow control; past that, the
-/// bytes wait on the socket, which the writability check covers. And answers held here that make
+/// handler announces when the answer's last frame has passed its flow control (which it lets
+/// through only while the connection is writable); past that, the bytes wait on the socket: no
+/// more is answered here while it cannot take them, and a connection that stays so for the idle
+/// timeout is closed (``HTTP2ConnectionDeadlines``, for every stream). And answers held here that make
 /// no progress for `stallDeadline` (the idle timeout: no window update from the client, no
 /// answer let through) close the connection, as the idle timer of a stream the router answers
 /// closes that stream. A slow client that reads keeps sending window updates. No write here

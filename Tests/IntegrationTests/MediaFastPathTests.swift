@@ -299,6 +299,21 @@ import Testing
         _ = try await fetch("--http2", "\(segment)?via=router")
         let stalled = try await h2Client("stalled", Array(repeating: segment, count: 20))
         #expect((stalled["closedAfter"] as? Double).map { $0 >= 2 && $0 <= 10 } == true, "a client that never opens its window is closed: \(stalled)")
+        // A client that opens wide windows, asks for 200 segments from the router (5.6 MB, past
+        // what the sockets hold) and reads nothing: its streams' idle timers reset them, and the
+        // GOAWAY that follows waits for the connection to drain. The connection is closed 3 s
+        // after it stopped taking bytes (then swift-nio-ssl waits up to 5 s for the client's
+        // close_notify), so the answers stay cut short.
+        _ = try await fetch("--http2", "\(segment)?via=router")
+        let refusedBefore = await Self.sendDeadlineCloses(stack)
+        let unread = try await h2Client("unread", Array(repeating: "\(segment)?via=router", count: 200))
+        let unreadAnswers = unread["answers"] as? [[String: Any]] ?? []
+        let wholeUnread = unreadAnswers.filter { $0["sha256"] as? String == digest }.count
+        let refusedAfter = await Self.sendDeadlineCloses(stack, above: refusedBefore)
+        print("MediaFastPathTests: a client that reads nothing got \(wholeUnread) of 200 answers whole (closed: \(unread["closed"] ?? "?")); send deadline closes \(refusedBefore) -> \(refusedAfter)")
+        #expect(unread["closed"] as? Bool == true && wholeUnread < 200 && refusedAfter > refusedBefore,
+                "a connection whose client reads nothing is closed at the idle deadline, not held: \(wholeUnread) of 250 whole, closed \(unread["closed"] ?? "?"), send deadline closes \(refusedBefore) -> \(refusedAfter)")
+
         // No stream at all: closed at the 3 s deadline. A client that closes its side (a TCP FIN,
         // no TLS close_notify): closed at once, which swift-nio-ssl carries out after waiting up
         // to 5 s for the client's close_notify.
@@ -311,6 +326,20 @@ import Testing
         let flood = try await h2Client("ping-flood", [part])
         #expect(flood["goaway"] as? Int == 0xb && (flood["closedAfter"] as? Double).map { $0 <= 2 } == true, "a PING flood gets GOAWAY and the connection is closed: \(flood)")
         _ = await stack.stop()
+    }
+
+    /// How many connections the packager's HTTPS listener closed at its send deadline (a client
+    /// that reads nothing), as the collector reports it, read until it is above `above` (5 s);
+    /// 0 before the first.
+    static func sendDeadlineCloses(_ stack: StorecastStack, above: Double? = nil) async -> Double {
+        var closes = 0.0
+        _ = await StorecastStack.eventually(timeout: above == nil ? .zero : .seconds(5)) {
+            let metrics = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
+            closes = metrics.split(separator: "\n").filter { $0.hasPrefix("storecast_connections_refused_total{") && $0.contains("reason=\"send_deadline\"") }
+                .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+            return above.map { closes > $0 } ?? true
+        }
+        return closes
     }
 
     /// The packager's count of hot-path answers as the collector reports it, read until it

@@ -10,6 +10,12 @@ Prints one JSON object. Scenarios:
                  answer: {"answers": [{"path", "status", "length", "sha256"}...], "bodyBeforeWindow"}
   one-by-one     asks for every PATH in turn on one connection, each once the answer before it
                  has ended: {"answers": [...], "goaway"}
+  unread         opens wide windows (2^31-1 on every stream and the connection) with a small
+                 receive buffer and reads nothing: asks for PATHs 100 at a time, a second apart
+                 (past the server's limit of streams at once, which it does not keep, as the
+                 server answers each at once), then waits 14 s before reading what is left:
+                 {"answers": [...], "closed"} (answers cut short and closed: the server gave up
+                 on a client that reads nothing)
   reset-early    asks for the first PATH and resets the stream at once, then sends a window
                  update on it, then asks for every PATH on new streams and reads them all:
                  {"answers": [...], "goaway": null or its error code}
@@ -40,12 +46,17 @@ import h2.exceptions
 import h2.settings
 
 
-def connect(host, port, settings=None, validate=True):
+def connect(host, port, settings=None, validate=True, receive_buffer=None):
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     context.set_alpn_protocols(["h2"])
-    sock = context.wrap_socket(socket.create_connection((host, port), timeout=10), server_hostname=host)
+    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if receive_buffer:
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)  # before connect: it sets the TCP window
+    raw.settimeout(10)
+    raw.connect((host, port))
+    sock = context.wrap_socket(raw, server_hostname=host)
     if sock.selected_alpn_protocol() != "h2":
         sys.exit(f"the server did not agree to h2: {sock.selected_alpn_protocol()}")
     conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8", validate_outbound_headers=validate,
@@ -149,6 +160,25 @@ def main():
                 break
         result["answers"] = reader.answers(streams)
         result["goaway"] = reader.goaway
+    elif scenario == "unread":
+        wide = (1 << 31) - 1
+        sock, conn = connect(host, port, {h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: wide}, receive_buffer=4096)
+        conn.increment_flow_control_window(wide - 65535)
+        sock.sendall(conn.data_to_send())
+        reader = Reader(sock, conn)
+        reader.pump(lambda: False, 1.0)  # the server's SETTINGS and their ACK
+        # An attacker need not keep to SETTINGS_MAX_CONCURRENT_STREAMS; the h2 library does.
+        conn.remote_settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = 1 << 20
+        conn.remote_settings.acknowledge()
+        streams = []
+        for start in range(0, len(paths), 100):
+            streams += [(request(conn, host, port, p), p) for p in paths[start:start + 100]]
+            sock.sendall(conn.data_to_send())
+            time.sleep(1)
+        time.sleep(14)
+        reader.pump(lambda: all(s in reader.ended for s, _ in streams), 20.0)
+        result["answers"] = reader.answers(streams)
+        result["closed"] = reader.closed
     elif scenario == "reset-early":
         sock, conn = connect(host, port)
         reader = Reader(sock, conn)

@@ -97,24 +97,22 @@ final class HTTP2MediaFrames: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // Window updates first: they are most of the events.
-        if !answered.isEmpty {
-            if let window = event as? NIOHTTP2WindowUpdatedEvent {
-                if window.streamID != .rootStream, answered[window.streamID] != nil { return }
-            } else if let closed = event as? StreamClosedEvent {
-                if let size = answered.removeValue(forKey: closed.streamID) {
-                    if size > 0 {
-                        unsent -= size
-                        lastProgress = .now()
-                    }
-                    return
-                }
-            } else if let created = event as? NIOHTTP2StreamCreatedEvent {
-                // NIO announces a stream after its first frame was read, here already answered.
-                if answered[created.streamID] != nil { return }
-            }
-        }
+        if !answered.isEmpty, isAboutAnAnsweredStream(event) { return }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Whether `event` is one of NIO's about a stream answered here (kept from the multiplexer);
+    /// at the stream's close its bytes are let go. Window updates first: they are most of the events.
+    private func isAboutAnAnsweredStream(_ event: Any) -> Bool {
+        if let window = event as? NIOHTTP2WindowUpdatedEvent { return window.streamID != .rootStream && answered[window.streamID] != nil }
+        // NIO announces a stream after its first frame was read, here already answered.
+        if let created = event as? NIOHTTP2StreamCreatedEvent { return answered[created.streamID] != nil }
+        guard let closed = event as? StreamClosedEvent, let size = answered.removeValue(forKey: closed.streamID) else { return false }
+        unsent -= size
+        // Held bytes let go are progress; it only matters while some are still held (the next
+        // answer restarts the clock).
+        if size > 0, unsent > 0 { lastProgress = .now() }
+        return true
     }
 
     /// The answer to a request with these header fields when it is the hot path's; nil hands it on.

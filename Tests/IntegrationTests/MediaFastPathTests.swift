@@ -329,29 +329,32 @@ import Testing
     }
 
     /// How many connections the packager's HTTPS listener closed at its send deadline (a client
-    /// that reads nothing), as the collector reports it, read until it is above `above` (5 s);
-    /// 0 before the first.
+    /// that reads nothing), read until it is above `above` (5 s), or at once without it.
     static func sendDeadlineCloses(_ stack: StorecastStack, above: Double? = nil) async -> Double {
-        var closes = 0.0
-        _ = await StorecastStack.eventually(timeout: above == nil ? .zero : .seconds(5)) {
-            let metrics = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
-            closes = metrics.split(separator: "\n").filter { $0.hasPrefix("storecast_connections_refused_total{") && $0.contains("reason=\"send_deadline\"") }
-                .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
-            return above.map { closes > $0 } ?? true
+        await collected(stack, "storecast_connections_refused_total", labelled: "reason=\"send_deadline\"", within: above == nil ? .zero : .seconds(5)) { closes in
+            above.map { closes > $0 } ?? true
         }
-        return closes
     }
 
-    /// The packager's count of hot-path answers as the collector reports it, read until it
-    /// reaches `count` (`timeout`, 15 s unless given); -1 when the collector does not report it.
+    /// The packager's count of hot-path answers, read until it reaches `count` (`timeout`, 15 s
+    /// unless given).
     static func hotPathAnswers(_ stack: StorecastStack, reaching count: Double, within timeout: Duration = .seconds(15)) async -> Double {
-        var answered = -1.0
+        await collected(stack, "storecast_packager_fast_path_answers_total", within: timeout) { $0 >= count }
+    }
+
+    /// The sum of the collector's samples of `metric` (those whose labels hold `label`, if given),
+    /// read until `enough` holds of it or `timeout` passes; -1 when the collector has none.
+    static func collected(_ stack: StorecastStack, _ metric: String, labelled label: String? = nil, within timeout: Duration,
+                          until enough: (Double) -> Bool) async -> Double {
+        var sum = -1.0
         _ = await StorecastStack.eventually(timeout: timeout) {
-            let metrics = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics")
-            answered = metrics.split(separator: "\n").first { $0.hasPrefix("storecast_packager_fast_path_answers_total") }.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } ?? -1
-            return answered >= count
+            let samples = await TestEnvironment.httpText("http://127.0.0.1:\(stack.metricsPort)/metrics").split(separator: "\n")
+                .filter { ($0.hasPrefix(metric + "{") || $0.hasPrefix(metric + " ")) && label.map($0.contains) ?? true }
+                .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+            sum = samples.isEmpty ? -1 : samples.reduce(0, +)
+            return enough(sum)
         }
-        return answered
+        return sum
     }
 
     /// A stack of its own with shop's `stream` live (a 426x240 publisher for 40 s, stopped by
